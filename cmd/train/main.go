@@ -1,0 +1,33 @@
+// Command train is argrl's single binary: SFT, GRPO, PPO, evaluation and the
+// tools around them (REFERENCE §8). Each subcommand lives in its own file and
+// registers itself on root in an init function.
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+)
+
+var root = &cobra.Command{
+	Use:           "train",
+	Short:         "argrl: post-training for tool-calling LLMs (LoRA SFT, GRPO, PPO)",
+	SilenceUsage:  true,
+	SilenceErrors: true,
+}
+
+func main() {
+	if err := root.Execute(); err != nil {
+		fmt.Fprintln(os.Stderr, "train:", err)
+		os.Exit(1)
+	}
+}
+
+// notYet is the body of a subcommand whose issue has not landed: it fails
+// loudly instead of pretending to work.
+func notYet(name string) func(*cobra.Command, []string) error {
+	return func(*cobra.Command, []string) error {
+		return fmt.Errorf("%s: not implemented yet", name)
+	}
+}

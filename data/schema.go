@@ -1,0 +1,52 @@
+// Package data holds argrl's common dataset schema (REFERENCE §1): one JSON
+// object per line, written by every importer and read by every command.
+package data
+
+import "encoding/json"
+
+// Record is one tool-calling example: the conversation so far, the tools on
+// offer, and the gold calls for the final assistant turn.
+type Record struct {
+	ID       string    `json:"id"`
+	Lang     string    `json:"lang"` // ISO 639-1 code of the user's language
+	Tools    []Tool    `json:"tools"`
+	Messages []Message `json:"messages"`
+	// Calls are the gold calls; empty means the correct answer is no call.
+	Calls []Call `json:"calls"`
+	// Accept, optional, has one object per gold call listing acceptable values
+	// per argument (BFCL possible-answer style); "" means "may be omitted".
+	Accept []map[string][]any `json:"accept,omitempty"`
+	// SMV and RejectReason are R2IF's ground-truth documents (optional).
+	SMV          []map[string]SMVDoc `json:"smv,omitempty"`
+	RejectReason string              `json:"reject_reason,omitempty"`
+	Split        string              `json:"split,omitempty"`
+}
+
+// Tool is a function the model may call, described by a JSON schema.
+type Tool struct {
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+	// Parameters is the JSON-schema object, kept verbatim so rendering it
+	// into a prompt preserves the source's key order.
+	Parameters json.RawMessage `json:"parameters,omitempty"`
+}
+
+// Message is one conversation turn. Role is system, user, assistant or tool.
+type Message struct {
+	Role      string `json:"role"`
+	Content   string `json:"content"`
+	ToolCalls []Call `json:"tool_calls,omitempty"` // assistant turns only
+	Name      string `json:"name,omitempty"`       // tool turns: the tool that answered
+}
+
+// Call is one function call: a name and its arguments.
+type Call struct {
+	Name      string         `json:"name"`
+	Arguments map[string]any `json:"arguments"`
+}
+
+// SMVDoc is R2IF's per-argument specification and modification text.
+type SMVDoc struct {
+	Spec string `json:"spec"`
+	Mod  string `json:"mod"`
+}

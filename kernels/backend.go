@@ -1,0 +1,202 @@
+// Package kernels defines the compute backend every argrl model runs on: one
+// interface over device buffers, a pure-Go CPU implementation that is always
+// built, and (behind //go:build cuda) a CUDA implementation.
+//
+// Shape legend, used in every file of this package:
+//
+//	B  batch (sequences)            T   time (tokens per sequence)
+//	N  rows = B*T (flattened)       C   channels (hidden size)
+//	H  heads; Hq query heads, Hkv key/value heads (GQA: Hq % Hkv == 0)
+//	D  head dim                     F   MLP intermediate size
+//	V  vocabulary size              S   KV-cache slots, Tmax slot length
+//
+// All tensors are dense row-major. Compute is float32. A Buffer may store
+// bf16 (weights on device); see DType.
+//
+// Conventions shared by every op:
+//   - Outputs are overwritten, never accumulated, unless the doc says so
+//     (MatMul with Beta != 0 is the one accumulating op).
+//   - Integer side inputs (token ids, positions, slots) are host slices; a
+//     device backend uploads them.
+//   - Ops do not return errors. A backend records the first failure (a
+//     length mismatch, an out-of-range id, a device fault) and reports it
+//     from Sync, which also clears it. Callers Sync at step boundaries.
+//   - Each op has a naive reference in ref.go whose doc comment is the loop;
+//     kerneltest.RunAll checks a backend against those references and against
+//     finite differences.
+package kernels
+
+// DType is the storage type of a Buffer. Arithmetic is always float32.
+type DType uint8
+
+const (
+	F32  DType = iota // 4-byte IEEE float
+	BF16              // 2-byte bfloat16, storage only (weights); converted to f32 on load
+)
+
+func (d DType) String() string {
+	switch d {
+	case F32:
+		return "f32"
+	case BF16:
+		return "bf16"
+	}
+	return "dtype?"
+}
+
+// Buffer is an opaque handle to backend memory: Len elements of DType.
+// Views made by Backend.View share storage with their parent.
+type Buffer interface {
+	Len() int
+	DType() DType
+}
+
+// MatMulParams describes C[b] = Alpha·op(A[b])·op(B[b]) + Beta·C[b] for
+// b < Batch, where op(A) is M×K and op(B) is K×N (row-major). With TransA, A
+// is stored K×M; with TransB, B is stored N×K (the Hugging Face Linear layout
+// W[out,in], so y = x·Wᵀ is TransB). Stride* are element offsets between
+// consecutive batch items; a zero stride broadcasts that operand (for Batch
+// > 1 a zero StrideC is invalid). A and C must be F32; B may be BF16.
+type MatMulParams struct {
+	Batch, M, N, K            int
+	TransA, TransB            bool
+	Alpha, Beta               float32
+	StrideA, StrideB, StrideC int
+}
+
+// AttnParams describes causal grouped-query attention.
+//
+//	q, out  [B, Tq, Hq, D]
+//	k, v    [S, Tmax, Hkv, D]   row b of the batch reads slot Slot[b]
+//	lse     [B, Tq, Hq]         log-sum-exp of the scaled scores, kept for backward
+//
+// Query i of batch row b sits at absolute position QPos[b]+i and attends to
+// key j iff j <= QPos[b]+i and j < KLen[b]. Query head h reads key/value head
+// h/(Hq/Hkv). Scores are Scale·q·k (Scale 0 means 1/sqrt(D)). A query row that
+// sees no key gets out = 0 and lse = -Inf, and receives no gradient.
+//
+// Training uses S = B, Tmax = Tq, Slot = nil (identity), QPos = nil (all 0),
+// KLen = per-sequence valid lengths (nil means Tq: no padding; sequences
+// are right-padded). Decoding uses the cache: Tq = 1, QPos[b] = tokens already
+// cached, KLen[b] = QPos[b]+1.
+type AttnParams struct {
+	B, Tq, Hq, Hkv, D int
+	S, Tmax           int
+	Slot              []int32 // [B] or nil
+	QPos              []int32 // [B] or nil
+	KLen              []int32 // [B] or nil
+	Scale             float32
+}
+
+// AdamWParams are the hyper-parameters of one decoupled-weight-decay Adam
+// step (Loshchilov & Hutter): with t = Step (1-based),
+//
+//	m = β1·m + (1−β1)·g;  v = β2·v + (1−β2)·g²
+//	p -= LR·( (m/(1−β1ᵗ)) / (sqrt(v/(1−β2ᵗ)) + Eps) + WeightDecay·p )
+type AdamWParams struct {
+	LR, Beta1, Beta2, Eps, WeightDecay float32
+	Step                               int
+}
+
+// SampleParams select tokens from logits. Temperature 0 is greedy (argmax,
+// lowest id on ties). Otherwise probs = softmax(logits/Temperature); tokens
+// are ranked by prob descending (lower id first on ties); TopK > 0 keeps the
+// first TopK; TopP in (0,1) keeps the shortest ranked prefix whose mass is
+// ≥ TopP (at least one token); the kept probs are renormalized and the token
+// chosen is the first in rank order whose cumulative kept mass exceeds
+// u·total, for the row's uniform u ∈ [0,1).
+type SampleParams struct {
+	Temperature, TopP float32
+	TopK              int
+}
+
+// Backend is the set of device operations argrl's models need, forward and
+// backward. Every backend passes kerneltest.RunAll.
+type Backend interface {
+	Name() string
+
+	// Memory.
+	Alloc(dt DType, n int) Buffer      // zero-filled
+	Free(b Buffer)                     // views are not freed separately
+	View(b Buffer, off, n int) Buffer  // elements [off, off+n) of b
+	CopyIn(dst Buffer, src []float32)  // host → device (converts to bf16 if dst is BF16)
+	CopyOut(dst []float32, src Buffer) // device → host (converts from bf16)
+	Copy(dst, src Buffer)              // device → device, equal lengths and dtypes
+	Fill(dst Buffer, v float32)        // every element = v
+	Sync() error                       // waits for queued work; returns and clears the first recorded error
+
+	// MatMul: see MatMulParams.
+	MatMul(c, a, b Buffer, p MatMulParams)
+
+	// Embedding: out[n,c] = table[ids[n],c]; table [V,C] (may be BF16), out [N,C].
+	Embedding(out, table Buffer, ids []int32, C int)
+	// EmbeddingBackward: dtable = 0; dtable[ids[n],c] += dout[n,c].
+	EmbeddingBackward(dtable, dout Buffer, ids []int32, C int)
+
+	// RMSNorm over the last axis: rstd[n] = 1/sqrt(mean_c x[n,c]² + eps);
+	// out[n,c] = x[n,c]·rstd[n]·w[c]. x, out [N,C]; w [C]; rstd [N].
+	RMSNorm(out, rstd, x, w Buffer, N, C int, eps float32)
+	// RMSNormBackward writes dx [N,C] and dw [C] (summed over rows).
+	RMSNormBackward(dx, dw, dout, x, w, rstd Buffer, N, C int)
+
+	// RoPE rotates x [N,H,D] in the rotate-half layout (pairs i and i+D/2) by
+	// angle(pos[n], i): out[i] = x[i]·cos − x[i+D/2]·sin, out[i+D/2] =
+	// x[i+D/2]·cos + x[i]·sin, with cos/sin read from tables [P, D/2] at row
+	// pos[n] (see RopeTables). inverse rotates by −angle, which is the backward.
+	RoPE(out, x, cos, sin Buffer, pos []int32, N, H, D int, inverse bool)
+
+	// Attention: see AttnParams. Writes out and lse.
+	Attention(out, lse, q, k, v Buffer, p AttnParams)
+	// AttentionBackward writes dq [B,Tq,Hq,D], dk and dv [S,Tmax,Hkv,D],
+	// recomputing probabilities from q, k and lse (no stored T×T matrix).
+	AttentionBackward(dq, dk, dv, dout, q, k, v, out, lse Buffer, p AttnParams)
+	// KVWrite copies x [B,T,Hkv,D] into cache [S,Tmax,Hkv,D] at slot Slot[b],
+	// positions pos[b]..pos[b]+T-1.
+	KVWrite(cache, x Buffer, slot, pos []int32, B, T, Hkv, D, Tmax int)
+
+	// SwiGLU: out = silu(gate)·up, silu(x) = x/(1+e^−x); all [n].
+	SwiGLU(out, gate, up Buffer, n int)
+	// SwiGLUBackward writes dgate and dup.
+	SwiGLUBackward(dgate, dup, dout, gate, up Buffer, n int)
+
+	// LogProbs is the fused log-softmax + gather over logits [N,V]:
+	// lse[n] = log Σ_v exp(logits[n,v]); lp[n] = logits[n,targets[n]] − lse[n]
+	// (0 where targets[n] < 0); ent, if non-nil, gets the entropy
+	// −Σ_v p·log p. Cross-entropy is −lp.
+	LogProbs(lp, lse, ent, logits Buffer, targets []int32, N, V int)
+	// LogProbsBackward: dlogits[n,v] = dlp[n]·(1[v=targets[n]] − exp(logits[n,v]−lse[n])),
+	// and 0 for rows with targets[n] < 0.
+	LogProbsBackward(dlogits, dlp, logits, lse Buffer, targets []int32, N, V int)
+
+	// Elementwise over n elements: out = alpha·a + beta·b (b may be nil when beta = 0).
+	AXPBY(out, a, b Buffer, alpha, beta float32, n int)
+	// Mul: out = a·b elementwise.
+	Mul(out, a, b Buffer, n int)
+	// AddBias: out[n,c] = x[n,c] + bias[c].
+	AddBias(out, x, bias Buffer, N, C int)
+	// SumRows: out[c] = Σ_n x[n,c] (the bias gradient).
+	SumRows(out, x Buffer, N, C int)
+	// Dot: out[0] = Σ_i a[i]·b[i] (out has one element).
+	Dot(out, a, b Buffer, n int)
+	// Dropout: out[i] = x[i]·keep(i)/(1−p) with keep(i) = DropoutUniform(seed,i) ≥ p.
+	// Applying it to dout with the same seed is the backward.
+	Dropout(out, x Buffer, n int, p float32, seed uint64)
+
+	// AdamW updates param, m and v in place from grad (all [n]).
+	AdamW(param, grad, m, v Buffer, n int, p AdamWParams)
+
+	// Sample draws one token per row of logits [N,V] with uniforms u [N]
+	// (host) into ids [N] (host). See SampleParams.
+	Sample(ids []int32, logits Buffer, u []float32, N, V int, p SampleParams)
+}
+
+// DropoutUniform is the counter-based uniform in [0,1) shared by every
+// backend, so masks are reproducible across devices:
+// splitmix64(seed + i·0x9E3779B97F4A7C15), top 24 bits / 2²⁴.
+func DropoutUniform(seed uint64, i int) float32 {
+	z := seed + uint64(i)*0x9E3779B97F4A7C15
+	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9
+	z = (z ^ (z >> 27)) * 0x94D049BB133111EB
+	z ^= z >> 31
+	return float32(z>>40) / (1 << 24)
+}
