@@ -1,0 +1,450 @@
+package synth
+
+// The lexicon: every user-facing value of the benchmark with its translation
+// in the five languages, in the order of Langs (en, es, fr, it, nl).
+//
+// Free-form categories hold what users say in their own words (reminder
+// texts, dishes, message texts, ...). Paper 000's translation protocol (App.
+// G) localizes those, so a gold value is the entry in the record's language.
+// Every free-form translation differs from its English form, so an English
+// value written for a non-English user is always detectable (ALM).
+//
+// This file holds the free-form categories; lexicon_more.go holds the named
+// entities (cities, currencies) and the words users say for enum values.
+
+// Langs are the benchmark's languages, in lexicon column order.
+var Langs = []string{"en", "es", "fr", "it", "nl"}
+
+// langIndex maps a language code to its lexicon column (-1 if unknown).
+func langIndex(lang string) int {
+	for i, l := range Langs {
+		if l == lang {
+			return i
+		}
+	}
+	return -1
+}
+
+// Entry is one lexicon value. Key is what an enum or code-valued argument
+// stores (the enum value); for free-form values and names it is the English
+// form. T holds the surface form in each language of Langs.
+type Entry struct {
+	Key string
+	T   [5]string
+}
+
+// free builds entries whose key is the English form.
+func free(rows ...[5]string) []Entry {
+	out := make([]Entry, len(rows))
+	for i, r := range rows {
+		out[i] = Entry{Key: r[0], T: r}
+	}
+	return out
+}
+
+// freeFormCategories lists the categories whose values are free-form user
+// text (translated with the user).
+var freeFormCategories = []string{
+	"task", "dish", "grocery", "message", "event", "interest", "place", "note",
+	"folder", "query", "product", "playlist", "room", "label", "activity",
+	"reason", "group", "review", "status", "phrase",
+}
+
+var lexFree = map[string][]Entry{
+	// Infinitive phrases: reminders and to-do items.
+	"task": free(
+		[5]string{"buy milk", "comprar leche", "acheter du lait", "comprare il latte", "melk kopen"},
+		[5]string{"call grandma", "llamar a la abuela", "appeler grand-mère", "chiamare la nonna", "oma bellen"},
+		[5]string{"water the plants", "regar las plantas", "arroser les plantes", "innaffiare le piante", "de planten water geven"},
+		[5]string{"take out the trash", "sacar la basura", "sortir les poubelles", "portare fuori la spazzatura", "het afval buitenzetten"},
+		[5]string{"pay the rent", "pagar el alquiler", "payer le loyer", "pagare l'affitto", "de huur betalen"},
+		[5]string{"book the dentist", "pedir cita con el dentista", "prendre rendez-vous chez le dentiste", "prenotare il dentista", "een afspraak bij de tandarts maken"},
+		[5]string{"pick up the kids", "recoger a los niños", "aller chercher les enfants", "prendere i bambini", "de kinderen ophalen"},
+		[5]string{"walk the dog", "pasear al perro", "promener le chien", "portare fuori il cane", "de hond uitlaten"},
+		[5]string{"clean the kitchen", "limpiar la cocina", "nettoyer la cuisine", "pulire la cucina", "de keuken schoonmaken"},
+		[5]string{"send the report", "enviar el informe", "envoyer le rapport", "inviare il rapporto", "het rapport versturen"},
+		[5]string{"buy bread", "comprar pan", "acheter du pain", "comprare il pane", "brood kopen"},
+		[5]string{"renew the passport", "renovar el pasaporte", "renouveler le passeport", "rinnovare il passaporto", "het paspoort verlengen"},
+		[5]string{"wash the car", "lavar el coche", "laver la voiture", "lavare la macchina", "de auto wassen"},
+		[5]string{"take the medicine", "tomar la medicina", "prendre le médicament", "prendere la medicina", "het medicijn innemen"},
+		[5]string{"feed the cat", "dar de comer al gato", "nourrir le chat", "dare da mangiare al gatto", "de kat eten geven"},
+		[5]string{"study for the exam", "estudiar para el examen", "réviser pour l'examen", "studiare per l'esame", "voor het examen studeren"},
+		[5]string{"buy a birthday present", "comprar un regalo de cumpleaños", "acheter un cadeau d'anniversaire", "comprare un regalo di compleanno", "een verjaardagscadeau kopen"},
+		[5]string{"return the library books", "devolver los libros de la biblioteca", "rendre les livres à la bibliothèque", "restituire i libri della biblioteca", "de bibliotheekboeken terugbrengen"},
+		[5]string{"go to the gym", "ir al gimnasio", "aller à la salle de sport", "andare in palestra", "naar de sportschool gaan"},
+		[5]string{"change the bed sheets", "cambiar las sábanas", "changer les draps", "cambiare le lenzuola", "het bed verschonen"},
+		[5]string{"fix the bike", "arreglar la bicicleta", "réparer le vélo", "riparare la bicicletta", "de fiets repareren"},
+		[5]string{"call the plumber", "llamar al fontanero", "appeler le plombier", "chiamare l'idraulico", "de loodgieter bellen"},
+		[5]string{"buy fresh flowers", "comprar flores frescas", "acheter des fleurs fraîches", "comprare fiori freschi", "verse bloemen kopen"},
+		[5]string{"book the train tickets", "reservar los billetes de tren", "réserver les billets de train", "prenotare i biglietti del treno", "de treinkaartjes boeken"},
+		[5]string{"prepare the presentation", "preparar la presentación", "préparer la présentation", "preparare la presentazione", "de presentatie voorbereiden"},
+		[5]string{"clean the windows", "limpiar las ventanas", "nettoyer les fenêtres", "pulire le finestre", "de ramen lappen"},
+		[5]string{"check the tire pressure", "revisar la presión de las ruedas", "vérifier la pression des pneus", "controllare la pressione delle gomme", "de bandenspanning controleren"},
+		[5]string{"write to the landlord", "escribir al casero", "écrire au propriétaire", "scrivere al padrone di casa", "de huisbaas een mail sturen"},
+		[5]string{"pay the electricity bill", "pagar la factura de la luz", "payer la facture d'électricité", "pagare la bolletta della luce", "de energierekening betalen"},
+		[5]string{"cook dinner", "preparar la cena", "préparer le dîner", "preparare la cena", "het avondeten koken"},
+	),
+	// Dishes: food orders, recipes, meal diary.
+	"dish": free(
+		[5]string{"chicken soup", "sopa de pollo", "soupe au poulet", "zuppa di pollo", "kippensoep"},
+		[5]string{"grilled salmon", "salmón a la plancha", "saumon grillé", "salmone alla griglia", "gegrilde zalm"},
+		[5]string{"vegetable lasagna", "lasaña de verduras", "lasagnes aux légumes", "lasagne alle verdure", "groentelasagne"},
+		[5]string{"mushroom risotto", "risotto de setas", "risotto aux champignons", "risotto ai funghi", "risotto met champignons"},
+		[5]string{"beef stew", "estofado de ternera", "ragoût de bœuf", "stufato di manzo", "runderstoofpot"},
+		[5]string{"green salad", "ensalada verde", "salade verte", "insalata verde", "groene salade"},
+		[5]string{"apple pie", "tarta de manzana", "tarte aux pommes", "torta di mele", "appeltaart"},
+		[5]string{"chocolate cake", "pastel de chocolate", "gâteau au chocolat", "torta al cioccolato", "chocoladetaart"},
+		[5]string{"fried rice", "arroz frito", "riz frit", "riso fritto", "gebakken rijst"},
+		[5]string{"roast chicken", "pollo asado", "poulet rôti", "pollo arrosto", "geroosterde kip"},
+		[5]string{"tomato soup", "sopa de tomate", "soupe à la tomate", "zuppa di pomodoro", "tomatensoep"},
+		[5]string{"spinach omelette", "tortilla de espinacas", "omelette aux épinards", "frittata di spinaci", "omelet met spinazie"},
+		[5]string{"lentil curry", "curry de lentejas", "curry de lentilles", "curry di lenticchie", "linzencurry"},
+		[5]string{"fish tacos", "tacos de pescado", "tacos au poisson", "tacos di pesce", "vistaco's"},
+		[5]string{"cheese sandwich", "sándwich de queso", "sandwich au fromage", "panino al formaggio", "broodje kaas"},
+		[5]string{"pumpkin soup", "crema de calabaza", "velouté de potiron", "vellutata di zucca", "pompoensoep"},
+		[5]string{"grilled vegetables", "verduras a la parrilla", "légumes grillés", "verdure grigliate", "gegrilde groenten"},
+		[5]string{"seafood pasta", "pasta con marisco", "pâtes aux fruits de mer", "pasta ai frutti di mare", "pasta met zeevruchten"},
+		[5]string{"lemon chicken", "pollo al limón", "poulet au citron", "pollo al limone", "kip met citroen"},
+		[5]string{"strawberry ice cream", "helado de fresa", "glace à la fraise", "gelato alla fragola", "aardbeienijs"},
+		[5]string{"potato salad", "ensalada de patatas", "salade de pommes de terre", "insalata di patate", "aardappelsalade"},
+		[5]string{"garlic bread", "pan de ajo", "pain à l'ail", "pane all'aglio", "knoflookbrood"},
+		[5]string{"rice pudding", "arroz con leche", "riz au lait", "budino di riso", "rijstpudding"},
+		[5]string{"meatballs in tomato sauce", "albóndigas con tomate", "boulettes à la sauce tomate", "polpette al sugo", "gehaktballen in tomatensaus"},
+		[5]string{"hard-boiled eggs", "huevos duros", "œufs durs", "uova sode", "hardgekookte eieren"},
+		[5]string{"baked potatoes", "patatas al horno", "pommes de terre au four", "patate al forno", "gepofte aardappelen"},
+		[5]string{"onion soup", "sopa de cebolla", "soupe à l'oignon", "zuppa di cipolle", "uiensoep"},
+		[5]string{"chicken salad", "ensalada de pollo", "salade de poulet", "insalata di pollo", "kipsalade"},
+	),
+	"grocery": free(
+		[5]string{"eggs", "huevos", "œufs", "uova", "eieren"},
+		[5]string{"butter", "mantequilla", "beurre", "burro", "boter"},
+		[5]string{"olive oil", "aceite de oliva", "huile d'olive", "olio d'oliva", "olijfolie"},
+		[5]string{"rice", "arroz", "riz", "riso", "rijst"},
+		[5]string{"apples", "manzanas", "pommes", "mele", "appels"},
+		[5]string{"tomatoes", "tomates", "tomates", "pomodori", "tomaten"},
+		[5]string{"cheese", "queso", "fromage", "formaggio", "kaas"},
+		[5]string{"coffee", "café", "café", "caffè", "koffie"},
+		[5]string{"sugar", "azúcar", "sucre", "zucchero", "suiker"},
+		[5]string{"flour", "harina", "farine", "farina", "bloem"},
+		[5]string{"bananas", "plátanos", "bananes", "banane", "bananen"},
+		[5]string{"orange juice", "zumo de naranja", "jus d'orange", "succo d'arancia", "sinaasappelsap"},
+		[5]string{"chicken breasts", "pechugas de pollo", "blancs de poulet", "petti di pollo", "kipfilets"},
+		[5]string{"toilet paper", "papel higiénico", "papier toilette", "carta igienica", "wc-papier"},
+		[5]string{"dish soap", "lavavajillas", "liquide vaisselle", "detersivo per i piatti", "afwasmiddel"},
+		[5]string{"onions", "cebollas", "oignons", "cipolle", "uien"},
+		[5]string{"carrots", "zanahorias", "carottes", "carote", "wortels"},
+		[5]string{"lemons", "limones", "citrons", "limoni", "citroenen"},
+		[5]string{"sparkling water", "agua con gas", "eau gazeuse", "acqua frizzante", "bruisend water"},
+		[5]string{"bread rolls", "panecillos", "petits pains", "panini", "broodjes"},
+		[5]string{"strawberries", "fresas", "fraises", "fragole", "aardbeien"},
+		[5]string{"potatoes", "patatas", "pommes de terre", "patate", "aardappelen"},
+		[5]string{"honey", "miel", "miel", "miele", "honing"},
+		[5]string{"salt", "sal", "sel", "sale", "zout"},
+		[5]string{"black pepper", "pimienta negra", "poivre noir", "pepe nero", "zwarte peper"},
+	),
+	// Short chat messages.
+	"message": free(
+		[5]string{"I am running late", "llego tarde", "je suis en retard", "sono in ritardo", "ik ben te laat"},
+		[5]string{"see you tomorrow", "nos vemos mañana", "à demain", "ci vediamo domani", "tot morgen"},
+		[5]string{"happy birthday", "feliz cumpleaños", "joyeux anniversaire", "buon compleanno", "gefeliciteerd met je verjaardag"},
+		[5]string{"call me when you can", "llámame cuando puedas", "appelle-moi quand tu peux", "chiamami quando puoi", "bel me als je kunt"},
+		[5]string{"dinner is ready", "la cena está lista", "le dîner est prêt", "la cena è pronta", "het eten is klaar"},
+		[5]string{"I am at the station", "estoy en la estación", "je suis à la gare", "sono alla stazione", "ik ben op het station"},
+		[5]string{"thank you for everything", "gracias por todo", "merci pour tout", "grazie di tutto", "bedankt voor alles"},
+		[5]string{"the meeting is cancelled", "la reunión está cancelada", "la réunion est annulée", "la riunione è annullata", "de vergadering is geannuleerd"},
+		[5]string{"I will bring the wine", "yo llevo el vino", "j'apporte le vin", "porto io il vino", "ik neem de wijn mee"},
+		[5]string{"good luck with the exam", "suerte con el examen", "bonne chance pour l'examen", "in bocca al lupo per l'esame", "succes met je examen"},
+		[5]string{"I am home", "ya estoy en casa", "je suis rentré à la maison", "sono arrivato a casa", "ik ben thuis"},
+		[5]string{"please buy bread", "compra pan, por favor", "achète du pain, s'il te plaît", "compra il pane, per favore", "koop alsjeblieft brood"},
+		[5]string{"I miss you", "te echo de menos", "tu me manques", "mi manchi", "ik mis je"},
+		[5]string{"the package has arrived", "ha llegado el paquete", "le colis est arrivé", "il pacco è arrivato", "het pakket is aangekomen"},
+		[5]string{"we are waiting for you", "te estamos esperando", "on t'attend", "ti stiamo aspettando", "we wachten op je"},
+		[5]string{"let's meet at noon", "quedamos a mediodía", "on se voit à midi", "vediamoci a mezzogiorno", "laten we om twaalf uur afspreken"},
+		[5]string{"don't forget the keys", "no olvides las llaves", "n'oublie pas les clés", "non dimenticare le chiavi", "vergeet de sleutels niet"},
+		[5]string{"the car is fixed", "el coche ya está arreglado", "la voiture est réparée", "la macchina è stata riparata", "de auto is gerepareerd"},
+		[5]string{"congratulations on the new job", "enhorabuena por el nuevo trabajo", "félicitations pour le nouveau travail", "congratulazioni per il nuovo lavoro", "gefeliciteerd met je nieuwe baan"},
+		[5]string{"I will call you later", "te llamo más tarde", "je t'appelle plus tard", "ti chiamo più tardi", "ik bel je later"},
+	),
+	// Calendar event titles, e-mail subjects, note titles.
+	"event": free(
+		[5]string{"team meeting", "reunión de equipo", "réunion d'équipe", "riunione di squadra", "teamoverleg"},
+		[5]string{"project review", "revisión del proyecto", "revue du projet", "revisione del progetto", "projectevaluatie"},
+		[5]string{"dentist appointment", "cita con el dentista", "rendez-vous chez le dentiste", "appuntamento dal dentista", "afspraak bij de tandarts"},
+		[5]string{"birthday party", "fiesta de cumpleaños", "fête d'anniversaire", "festa di compleanno", "verjaardagsfeest"},
+		[5]string{"lunch with the client", "comida con el cliente", "déjeuner avec le client", "pranzo con il cliente", "lunch met de klant"},
+		[5]string{"yoga class", "clase de yoga", "cours de yoga", "lezione di yoga", "yogales"},
+		[5]string{"parents' evening", "reunión de padres", "réunion parents-professeurs", "colloquio con gli insegnanti", "ouderavond"},
+		[5]string{"job interview", "entrevista de trabajo", "entretien d'embauche", "colloquio di lavoro", "sollicitatiegesprek"},
+		[5]string{"budget review", "revisión del presupuesto", "révision du budget", "revisione del budget", "begrotingsoverleg"},
+		[5]string{"family dinner", "cena familiar", "dîner en famille", "cena di famiglia", "familiediner"},
+		[5]string{"weekly call with marketing", "llamada semanal con marketing", "appel hebdomadaire avec le marketing", "chiamata settimanale con il marketing", "wekelijks overleg met marketing"},
+		[5]string{"medical check-up", "revisión médica", "bilan de santé", "visita di controllo", "medische controle"},
+		[5]string{"guitar lesson", "clase de guitarra", "cours de guitare", "lezione di chitarra", "gitaarles"},
+		[5]string{"training session", "sesión de formación", "session de formation", "sessione di formazione", "trainingssessie"},
+		[5]string{"quarterly results", "resultados trimestrales", "résultats trimestriels", "risultati trimestrali", "kwartaalcijfers"},
+		[5]string{"wedding anniversary", "aniversario de boda", "anniversaire de mariage", "anniversario di matrimonio", "trouwdag"},
+		[5]string{"football practice", "entrenamiento de fútbol", "entraînement de foot", "allenamento di calcio", "voetbaltraining"},
+		[5]string{"book club", "club de lectura", "club de lecture", "club del libro", "leesclub"},
+		[5]string{"car service", "revisión del coche", "révision de la voiture", "tagliando della macchina", "onderhoudsbeurt van de auto"},
+		[5]string{"house viewing", "visita al piso", "visite de l'appartement", "visita all'appartamento", "bezichtiging van het huis"},
+		[5]string{"farewell party", "fiesta de despedida", "fête de départ", "festa d'addio", "afscheidsfeest"},
+		[5]string{"board meeting", "reunión del consejo", "conseil d'administration", "consiglio di amministrazione", "bestuursvergadering"},
+	),
+	// Interests for sightseeing.
+	"interest": free(
+		[5]string{"art museums", "museos de arte", "musées d'art", "musei d'arte", "kunstmusea"},
+		[5]string{"old churches", "iglesias antiguas", "vieilles églises", "chiese antiche", "oude kerken"},
+		[5]string{"city parks", "parques de la ciudad", "parcs de la ville", "parchi cittadini", "stadsparken"},
+		[5]string{"local markets", "mercados locales", "marchés locaux", "mercati locali", "lokale markten"},
+		[5]string{"street food", "comida callejera", "cuisine de rue", "cibo di strada", "straatvoedsel"},
+		[5]string{"history museums", "museos de historia", "musées d'histoire", "musei di storia", "historische musea"},
+		[5]string{"rooftop bars", "bares en azoteas", "bars sur les toits", "bar sulle terrazze", "bars op daken"},
+		[5]string{"castles", "castillos", "châteaux", "castelli", "kastelen"},
+		[5]string{"beaches", "playas", "plages", "spiagge", "stranden"},
+		[5]string{"botanical gardens", "jardines botánicos", "jardins botaniques", "giardini botanici", "botanische tuinen"},
+		[5]string{"live music", "música en directo", "musique live", "musica dal vivo", "livemuziek"},
+		[5]string{"vintage shops", "tiendas vintage", "boutiques vintage", "negozi vintage", "vintagewinkels"},
+		[5]string{"modern architecture", "arquitectura moderna", "architecture moderne", "architettura moderna", "moderne architectuur"},
+		[5]string{"boat tours", "paseos en barco", "promenades en bateau", "giri in barca", "rondvaarten"},
+	),
+	// Taxi destinations (with their article).
+	"place": free(
+		[5]string{"the airport", "el aeropuerto", "l'aéroport", "l'aeroporto", "het vliegveld"},
+		[5]string{"the train station", "la estación de tren", "la gare", "la stazione dei treni", "het treinstation"},
+		[5]string{"the city center", "el centro de la ciudad", "le centre-ville", "il centro città", "het stadscentrum"},
+		[5]string{"the hospital", "el hospital", "l'hôpital", "l'ospedale", "het ziekenhuis"},
+		[5]string{"the office", "la oficina", "le bureau", "l'ufficio", "het kantoor"},
+		[5]string{"the football stadium", "el estadio de fútbol", "le stade de foot", "lo stadio di calcio", "het voetbalstadion"},
+		[5]string{"the university", "la universidad", "l'université", "l'università", "de universiteit"},
+		[5]string{"the bus station", "la estación de autobuses", "la gare routière", "la stazione degli autobus", "het busstation"},
+		[5]string{"the harbour", "el puerto", "le port", "il porto", "de haven"},
+		[5]string{"the old town", "el casco antiguo", "la vieille ville", "il centro storico", "de oude binnenstad"},
+		[5]string{"the shopping center", "el centro comercial", "le centre commercial", "il centro commerciale", "het winkelcentrum"},
+		[5]string{"the beach", "la playa", "la plage", "la spiaggia", "het strand"},
+		[5]string{"the museum", "el museo", "le musée", "il museo", "het museum"},
+		[5]string{"the hotel", "el hotel", "l'hôtel", "l'albergo", "het hotel"},
+	),
+	// Payment notes and expense descriptions.
+	"note": free(
+		[5]string{"dinner", "cena", "dîner", "cena", "etentje"},
+		[5]string{"concert tickets", "entradas del concierto", "billets de concert", "biglietti del concerto", "concertkaartjes"},
+		[5]string{"rent share", "parte del alquiler", "part du loyer", "quota dell'affitto", "deel van de huur"},
+		[5]string{"birthday gift", "regalo de cumpleaños", "cadeau d'anniversaire", "regalo di compleanno", "verjaardagscadeau"},
+		[5]string{"taxi ride", "viaje en taxi", "course en taxi", "corsa in taxi", "taxirit"},
+		[5]string{"groceries", "compra del súper", "courses", "spesa", "boodschappen"},
+		[5]string{"football tickets", "entradas de fútbol", "billets de foot", "biglietti della partita", "voetbalkaartjes"},
+		[5]string{"weekend trip", "viaje de fin de semana", "voyage du week-end", "viaggio del fine settimana", "weekendje weg"},
+		[5]string{"coffee and cake", "café y pastel", "café et gâteau", "caffè e torta", "koffie met gebak"},
+		[5]string{"cinema tickets", "entradas de cine", "places de cinéma", "biglietti del cinema", "bioscoopkaartjes"},
+		[5]string{"new shoes", "zapatos nuevos", "nouvelles chaussures", "scarpe nuove", "nieuwe schoenen"},
+		[5]string{"phone repair", "reparación del móvil", "réparation du téléphone", "riparazione del telefono", "telefoonreparatie"},
+		[5]string{"petrol", "gasolina", "essence", "benzina", "benzine"},
+		[5]string{"haircut", "corte de pelo", "coupe de cheveux", "taglio di capelli", "knipbeurt"},
+		[5]string{"lunch at work", "comida en el trabajo", "déjeuner au travail", "pranzo al lavoro", "lunch op het werk"},
+		[5]string{"gym membership", "cuota del gimnasio", "abonnement à la salle de sport", "abbonamento in palestra", "sportschoolabonnement"},
+	),
+	// Folder names, file names, file search keywords.
+	"folder": free(
+		[5]string{"vacation photos", "fotos de vacaciones", "photos de vacances", "foto delle vacanze", "vakantiefoto's"},
+		[5]string{"tax documents", "documentos de impuestos", "documents fiscaux", "documenti fiscali", "belastingpapieren"},
+		[5]string{"work contracts", "contratos de trabajo", "contrats de travail", "contratti di lavoro", "arbeidscontracten"},
+		[5]string{"recipes", "recetas", "recettes", "ricette", "recepten"},
+		[5]string{"school projects", "proyectos escolares", "projets scolaires", "progetti scolastici", "schoolprojecten"},
+		[5]string{"medical records", "informes médicos", "dossiers médicaux", "referti medici", "medische dossiers"},
+		[5]string{"wedding pictures", "fotos de la boda", "photos du mariage", "foto del matrimonio", "trouwfoto's"},
+		[5]string{"old invoices", "facturas antiguas", "anciennes factures", "vecchie fatture", "oude facturen"},
+		[5]string{"meeting notes", "notas de reuniones", "notes de réunion", "appunti delle riunioni", "vergadernotities"},
+		[5]string{"travel tickets", "billetes de viaje", "billets de voyage", "biglietti di viaggio", "reistickets"},
+		[5]string{"final report", "informe final", "rapport final", "relazione finale", "eindrapport"},
+		[5]string{"birthday videos", "vídeos de cumpleaños", "vidéos d'anniversaire", "video di compleanno", "verjaardagsvideo's"},
+		[5]string{"bank statements", "extractos bancarios", "relevés bancaires", "estratti conto", "bankafschriften"},
+		[5]string{"house insurance", "seguro de la casa", "assurance habitation", "assicurazione casa", "woonverzekering"},
+		[5]string{"music lessons", "clases de música", "cours de musique", "lezioni di musica", "muzieklessen"},
+	),
+	// Web and news search topics.
+	"query": free(
+		[5]string{"climate change", "cambio climático", "changement climatique", "cambiamento climatico", "klimaatverandering"},
+		[5]string{"healthy breakfast ideas", "ideas de desayuno saludable", "idées de petit-déjeuner sain", "idee per una colazione sana", "ideeën voor een gezond ontbijt"},
+		[5]string{"electric cars", "coches eléctricos", "voitures électriques", "auto elettriche", "elektrische auto's"},
+		[5]string{"artificial intelligence", "inteligencia artificial", "intelligence artificielle", "intelligenza artificiale", "kunstmatige intelligentie"},
+		[5]string{"housing prices", "precios de la vivienda", "prix de l'immobilier", "prezzi delle case", "huizenprijzen"},
+		[5]string{"football results", "resultados de fútbol", "résultats de foot", "risultati di calcio", "voetbaluitslagen"},
+		[5]string{"space exploration", "exploración espacial", "exploration spatiale", "esplorazione spaziale", "ruimteverkenning"},
+		[5]string{"local elections", "elecciones municipales", "élections municipales", "elezioni comunali", "gemeenteraadsverkiezingen"},
+		[5]string{"how to grow tomatoes", "cómo cultivar tomates", "comment cultiver des tomates", "come coltivare i pomodori", "hoe kweek je tomaten"},
+		[5]string{"history of the Roman Empire", "historia del Imperio romano", "histoire de l'Empire romain", "storia dell'Impero romano", "geschiedenis van het Romeinse Rijk"},
+		[5]string{"best hiking trails", "mejores rutas de senderismo", "meilleurs sentiers de randonnée", "migliori sentieri escursionistici", "beste wandelroutes"},
+		[5]string{"mental health", "salud mental", "santé mentale", "salute mentale", "geestelijke gezondheid"},
+		[5]string{"renewable energy", "energía renovable", "énergie renouvelable", "energia rinnovabile", "hernieuwbare energie"},
+		[5]string{"easy vegetarian recipes", "recetas vegetarianas fáciles", "recettes végétariennes faciles", "ricette vegetariane facili", "makkelijke vegetarische recepten"},
+		[5]string{"job market trends", "tendencias del mercado laboral", "tendances du marché du travail", "tendenze del mercato del lavoro", "trends op de arbeidsmarkt"},
+		[5]string{"sleep and memory", "sueño y memoria", "sommeil et mémoire", "sonno e memoria", "slaap en geheugen"},
+		[5]string{"public transport strikes", "huelgas de transporte público", "grèves des transports publics", "scioperi dei trasporti pubblici", "stakingen in het openbaar vervoer"},
+		[5]string{"how to learn to swim", "cómo aprender a nadar", "comment apprendre à nager", "come imparare a nuotare", "hoe leer je zwemmen"},
+		[5]string{"the olympic games", "los juegos olímpicos", "les jeux olympiques", "i giochi olimpici", "de Olympische Spelen"},
+		[5]string{"coffee and health", "café y salud", "café et santé", "caffè e salute", "koffie en gezondheid"},
+		[5]string{"ancient Egypt", "el antiguo Egipto", "l'Égypte ancienne", "l'antico Egitto", "het oude Egypte"},
+		[5]string{"the stock market", "la bolsa", "la bourse", "la borsa", "de aandelenmarkt"},
+	),
+	"product": free(
+		[5]string{"running shoes", "zapatillas para correr", "chaussures de course", "scarpe da corsa", "hardloopschoenen"},
+		[5]string{"wireless headphones", "auriculares inalámbricos", "écouteurs sans fil", "cuffie senza fili", "draadloze koptelefoon"},
+		[5]string{"coffee machine", "cafetera", "machine à café", "macchina del caffè", "koffiezetapparaat"},
+		[5]string{"winter jacket", "chaqueta de invierno", "veste d'hiver", "giacca invernale", "winterjas"},
+		[5]string{"office chair", "silla de oficina", "chaise de bureau", "sedia da ufficio", "bureaustoel"},
+		[5]string{"camping tent", "tienda de campaña", "tente de camping", "tenda da campeggio", "kampeertent"},
+		[5]string{"electric toothbrush", "cepillo de dientes eléctrico", "brosse à dents électrique", "spazzolino elettrico", "elektrische tandenborstel"},
+		[5]string{"children's bicycle", "bicicleta infantil", "vélo pour enfant", "bicicletta per bambini", "kinderfiets"},
+		[5]string{"leather wallet", "cartera de cuero", "portefeuille en cuir", "portafoglio in pelle", "leren portemonnee"},
+		[5]string{"rain boots", "botas de agua", "bottes de pluie", "stivali da pioggia", "regenlaarzen"},
+		[5]string{"desk lamp", "lámpara de escritorio", "lampe de bureau", "lampada da scrivania", "bureaulamp"},
+		[5]string{"yoga mat", "esterilla de yoga", "tapis de yoga", "tappetino da yoga", "yogamat"},
+		[5]string{"frying pan", "sartén", "poêle", "padella", "koekenpan"},
+		[5]string{"sunglasses", "gafas de sol", "lunettes de soleil", "occhiali da sole", "zonnebril"},
+		[5]string{"backpack", "mochila", "sac à dos", "zaino", "rugzak"},
+		[5]string{"vacuum cleaner", "aspiradora", "aspirateur", "aspirapolvere", "stofzuiger"},
+		[5]string{"baby stroller", "carrito de bebé", "poussette", "passeggino", "kinderwagen"},
+		[5]string{"kitchen scale", "báscula de cocina", "balance de cuisine", "bilancia da cucina", "keukenweegschaal"},
+	),
+	"playlist": free(
+		[5]string{"music for studying", "música para estudiar", "musique pour étudier", "musica per studiare", "muziek om te studeren"},
+		[5]string{"songs for the car", "canciones para el coche", "chansons pour la voiture", "canzoni per la macchina", "liedjes voor in de auto"},
+		[5]string{"relaxing evening", "tarde tranquila", "soirée détente", "serata rilassante", "rustige avond"},
+		[5]string{"summer hits", "éxitos del verano", "tubes de l'été", "successi dell'estate", "hits van de zomer"},
+		[5]string{"workout music", "música para entrenar", "musique pour le sport", "musica per allenarsi", "sportmuziek"},
+		[5]string{"party songs", "canciones de fiesta", "chansons de fête", "canzoni da festa", "feestnummers"},
+		[5]string{"lullabies", "canciones de cuna", "berceuses", "ninne nanne", "slaapliedjes"},
+		[5]string{"rainy sunday", "domingo lluvioso", "dimanche pluvieux", "domenica piovosa", "regenachtige zondag"},
+		[5]string{"morning coffee", "café de la mañana", "café du matin", "caffè del mattino", "ochtendkoffie"},
+		[5]string{"road trip", "viaje por carretera", "voyage en voiture", "viaggio in macchina", "autoreis"},
+		[5]string{"dinner with friends", "cena con amigos", "dîner entre amis", "cena con gli amici", "etentje met vrienden"},
+		[5]string{"old favourites", "viejos favoritos", "vieux classiques", "vecchi successi", "oude favorieten"},
+	),
+	// Rooms, with their article where the language needs one after a
+	// preposition (Italian says "in cucina", without one).
+	"room": free(
+		[5]string{"the living room", "el salón", "le salon", "soggiorno", "de woonkamer"},
+		[5]string{"the kitchen", "la cocina", "la cuisine", "cucina", "de keuken"},
+		[5]string{"the bedroom", "el dormitorio", "la chambre", "camera da letto", "de slaapkamer"},
+		[5]string{"the bathroom", "el baño", "la salle de bains", "bagno", "de badkamer"},
+		[5]string{"the kids' room", "la habitación de los niños", "la chambre des enfants", "cameretta", "de kinderkamer"},
+		[5]string{"the study", "el despacho", "le bureau", "studio", "de werkkamer"},
+		[5]string{"the hallway", "el pasillo", "le couloir", "corridoio", "de gang"},
+		[5]string{"the dining room", "el comedor", "la salle à manger", "sala da pranzo", "de eetkamer"},
+		[5]string{"the guest room", "la habitación de invitados", "la chambre d'amis", "camera degli ospiti", "de logeerkamer"},
+		[5]string{"the basement", "el sótano", "le sous-sol", "cantina", "de kelder"},
+		[5]string{"the attic", "el desván", "le grenier", "soffitta", "de zolder"},
+		[5]string{"the laundry room", "el lavadero", "la buanderie", "lavanderia", "het washok"},
+	),
+	// Alarm and timer labels.
+	"label": free(
+		[5]string{"wake up", "despertarse", "se réveiller", "svegliarsi", "opstaan"},
+		[5]string{"gym time", "hora del gimnasio", "heure de la salle de sport", "ora della palestra", "tijd voor de sportschool"},
+		[5]string{"take the pills", "tomar las pastillas", "prendre les cachets", "prendere le pastiglie", "pillen innemen"},
+		[5]string{"leave for work", "salir al trabajo", "partir au travail", "uscire per il lavoro", "vertrekken naar het werk"},
+		[5]string{"school run", "llevar a los niños al colegio", "emmener les enfants à l'école", "portare i bambini a scuola", "kinderen naar school brengen"},
+		[5]string{"meditation", "meditación", "méditation", "meditazione", "meditatie"},
+		[5]string{"call mom", "llamar a mamá", "appeler maman", "chiamare la mamma", "mama bellen"},
+		[5]string{"lunch break", "pausa para comer", "pause déjeuner", "pausa pranzo", "lunchpauze"},
+		[5]string{"check the oven", "mirar el horno", "vérifier le four", "controllare il forno", "de oven controleren"},
+		[5]string{"bedtime", "hora de dormir", "heure du coucher", "ora di andare a letto", "bedtijd"},
+		[5]string{"move the car", "mover el coche", "déplacer la voiture", "spostare la macchina", "de auto verzetten"},
+		[5]string{"pasta is ready", "la pasta está lista", "les pâtes sont prêtes", "la pasta è pronta", "de pasta is klaar"},
+		[5]string{"boil the eggs", "cocer los huevos", "faire cuire les œufs", "cuocere le uova", "de eieren koken"},
+		[5]string{"tea is ready", "el té está listo", "le thé est prêt", "il tè è pronto", "de thee is klaar"},
+		[5]string{"pizza in the oven", "pizza en el horno", "pizza au four", "pizza nel forno", "pizza in de oven"},
+	),
+	// Workout activities.
+	"activity": free(
+		[5]string{"morning run", "carrera matutina", "course du matin", "corsa mattutina", "ochtendloop"},
+		[5]string{"swimming", "natación", "natation", "nuoto", "zwemmen"},
+		[5]string{"cycling", "ciclismo", "vélo", "ciclismo", "fietsen"},
+		[5]string{"weight training", "pesas", "musculation", "pesi", "krachttraining"},
+		[5]string{"hiking", "senderismo", "randonnée", "escursionismo", "wandelen"},
+		[5]string{"yoga session", "sesión de yoga", "séance de yoga", "sessione di yoga", "yogasessie"},
+		[5]string{"football match", "partido de fútbol", "match de foot", "partita di calcio", "voetbalwedstrijd"},
+		[5]string{"dance class", "clase de baile", "cours de danse", "lezione di ballo", "dansles"},
+		[5]string{"rowing", "remo", "aviron", "canottaggio", "roeien"},
+		[5]string{"evening walk", "paseo de la tarde", "promenade du soir", "passeggiata serale", "avondwandeling"},
+		[5]string{"stretching exercises", "estiramientos", "étirements", "esercizi di allungamento", "rekoefeningen"},
+		[5]string{"rock climbing", "escalada", "escalade", "arrampicata", "klimmen"},
+		[5]string{"skiing", "esquí", "ski", "sci", "skiën"},
+	),
+	// Reasons for a doctor's visit.
+	"reason": free(
+		[5]string{"headache", "dolor de cabeza", "mal de tête", "mal di testa", "hoofdpijn"},
+		[5]string{"back pain", "dolor de espalda", "mal de dos", "mal di schiena", "rugpijn"},
+		[5]string{"sore throat", "dolor de garganta", "mal de gorge", "mal di gola", "keelpijn"},
+		[5]string{"skin rash", "erupción en la piel", "éruption cutanée", "eruzione cutanea", "huiduitslag"},
+		[5]string{"high fever", "fiebre alta", "forte fièvre", "febbre alta", "hoge koorts"},
+		[5]string{"toothache", "dolor de muelas", "mal de dents", "mal di denti", "kiespijn"},
+		[5]string{"knee injury", "lesión de rodilla", "blessure au genou", "infortunio al ginocchio", "knieblessure"},
+		[5]string{"annual check-up", "revisión anual", "bilan annuel", "controllo annuale", "jaarlijkse controle"},
+		[5]string{"persistent cough", "tos persistente", "toux persistante", "tosse persistente", "aanhoudende hoest"},
+		[5]string{"allergy symptoms", "síntomas de alergia", "symptômes d'allergie", "sintomi di allergia", "allergieklachten"},
+		[5]string{"trouble sleeping", "problemas para dormir", "troubles du sommeil", "problemi di sonno", "slaapproblemen"},
+		[5]string{"stomach ache", "dolor de estómago", "mal de ventre", "mal di pancia", "buikpijn"},
+		[5]string{"chest pain", "dolor en el pecho", "douleur à la poitrine", "dolore al petto", "pijn op de borst"},
+		[5]string{"ear infection", "infección de oído", "otite", "otite", "oorontsteking"},
+	),
+	// Group chat names.
+	"group": free(
+		[5]string{"weekend plans", "planes del finde", "projets du week-end", "piani del weekend", "weekendplannen"},
+		[5]string{"running club", "grupo de correr", "club de course", "gruppo di corsa", "hardloopclub"},
+		[5]string{"neighbours", "vecinos", "voisins", "vicini", "buren"},
+		[5]string{"office friends", "amigos de la oficina", "collègues du bureau", "amici dell'ufficio", "kantoorvrienden"},
+		[5]string{"summer holidays", "vacaciones de verano", "vacances d'été", "vacanze estive", "zomervakantie"},
+		[5]string{"school parents", "padres del colegio", "parents d'élèves", "genitori della scuola", "ouders van school"},
+		[5]string{"birthday surprise", "sorpresa de cumpleaños", "surprise d'anniversaire", "sorpresa di compleanno", "verjaardagsverrassing"},
+		[5]string{"book lovers", "amantes de los libros", "amoureux des livres", "amanti dei libri", "boekenliefhebbers"},
+		[5]string{"flatmates", "compañeros de piso", "colocataires", "coinquilini", "huisgenoten"},
+		[5]string{"wedding planning", "preparativos de la boda", "préparatifs du mariage", "preparativi del matrimonio", "bruiloftsvoorbereidingen"},
+		[5]string{"five-a-side football", "fútbol sala", "foot à cinq", "calcetto", "zaalvoetbal"},
+		[5]string{"trip to the mountains", "excursión a la montaña", "sortie en montagne", "gita in montagna", "uitje naar de bergen"},
+	),
+	// Restaurant review comments.
+	"review": free(
+		[5]string{"delicious food", "comida deliciosa", "cuisine délicieuse", "cibo delizioso", "heerlijk eten"},
+		[5]string{"very slow service", "servicio muy lento", "service très lent", "servizio molto lento", "erg trage bediening"},
+		[5]string{"friendly staff", "personal amable", "personnel sympathique", "personale gentile", "vriendelijk personeel"},
+		[5]string{"too expensive", "demasiado caro", "trop cher", "troppo caro", "te duur"},
+		[5]string{"great atmosphere", "ambiente estupendo", "super ambiance", "atmosfera fantastica", "geweldige sfeer"},
+		[5]string{"the food was cold", "la comida llegó fría", "les plats étaient froids", "il cibo era freddo", "het eten was koud"},
+		[5]string{"generous portions", "raciones generosas", "portions généreuses", "porzioni abbondanti", "royale porties"},
+		[5]string{"noisy dining room", "comedor ruidoso", "salle bruyante", "sala rumorosa", "lawaaierige zaal"},
+		[5]string{"excellent desserts", "postres excelentes", "desserts excellents", "dolci eccellenti", "uitstekende desserts"},
+		[5]string{"we will come back", "volveremos", "nous reviendrons", "torneremo", "we komen terug"},
+		[5]string{"good value for money", "buena relación calidad-precio", "bon rapport qualité-prix", "ottimo rapporto qualità-prezzo", "goede prijs-kwaliteitverhouding"},
+		[5]string{"long wait for a table", "mucha espera para tener mesa", "longue attente pour une table", "lunga attesa per un tavolo", "lang wachten op een tafel"},
+	),
+	// Chat status messages.
+	"status": free(
+		[5]string{"in a meeting", "en una reunión", "en réunion", "in riunione", "in vergadering"},
+		[5]string{"on vacation", "de vacaciones", "en vacances", "in vacanza", "op vakantie"},
+		[5]string{"working from home", "trabajando desde casa", "en télétravail", "lavoro da casa", "thuiswerken"},
+		[5]string{"at the gym", "en el gimnasio", "à la salle de sport", "in palestra", "in de sportschool"},
+		[5]string{"do not disturb", "no molestar", "ne pas déranger", "non disturbare", "niet storen"},
+		[5]string{"back in five minutes", "vuelvo en cinco minutos", "de retour dans cinq minutes", "torno tra cinque minuti", "over vijf minuten terug"},
+		[5]string{"driving", "conduciendo", "au volant", "alla guida", "aan het rijden"},
+		[5]string{"sick at home", "enfermo en casa", "malade à la maison", "malato a casa", "ziek thuis"},
+		[5]string{"busy with a deadline", "ocupado con una entrega", "occupé par une échéance", "impegnato con una scadenza", "druk met een deadline"},
+		[5]string{"at the doctor", "en el médico", "chez le médecin", "dal medico", "bij de dokter"},
+	),
+	// Phrases to translate.
+	"phrase": free(
+		[5]string{"good morning", "buenos días", "bonjour", "buongiorno", "goedemorgen"},
+		[5]string{"where is the train station", "dónde está la estación de tren", "où est la gare", "dov'è la stazione", "waar is het station"},
+		[5]string{"how much does it cost", "cuánto cuesta", "combien ça coûte", "quanto costa", "hoeveel kost het"},
+		[5]string{"I would like a coffee", "quisiera un café", "je voudrais un café", "vorrei un caffè", "ik wil graag een koffie"},
+		[5]string{"thank you very much", "muchas gracias", "merci beaucoup", "grazie mille", "hartelijk bedankt"},
+		[5]string{"the bill, please", "la cuenta, por favor", "l'addition, s'il vous plaît", "il conto, per favore", "de rekening, alstublieft"},
+		[5]string{"I am allergic to nuts", "soy alérgico a los frutos secos", "je suis allergique aux noix", "sono allergico alla frutta secca", "ik ben allergisch voor noten"},
+		[5]string{"nice to meet you", "encantado de conocerte", "enchanté de vous rencontrer", "piacere di conoscerti", "aangenaam kennis te maken"},
+		[5]string{"I don't understand", "no entiendo", "je ne comprends pas", "non capisco", "ik begrijp het niet"},
+		[5]string{"see you soon", "hasta pronto", "à bientôt", "a presto", "tot snel"},
+		[5]string{"happy new year", "feliz año nuevo", "bonne année", "buon anno", "gelukkig nieuwjaar"},
+		[5]string{"where can I buy tickets", "dónde puedo comprar entradas", "où puis-je acheter des billets", "dove posso comprare i biglietti", "waar kan ik kaartjes kopen"},
+		[5]string{"the water is cold", "el agua está fría", "l'eau est froide", "l'acqua è fredda", "het water is koud"},
+		[5]string{"I need a doctor", "necesito un médico", "j'ai besoin d'un médecin", "ho bisogno di un medico", "ik heb een dokter nodig"},
+	),
+}

@@ -1,0 +1,306 @@
+package data
+
+import (
+	"fmt"
+	"reflect"
+	"sort"
+	"strings"
+)
+
+// Splits are the values Record.Split may take ("" means unassigned).
+var Splits = []string{"train", "validation", "test"}
+
+// nameForbidden are characters a tool or argument name may not contain: they
+// would make the pythonic output format ambiguous.
+const nameForbidden = "()[]{}=,'\"\\"
+
+// ValidName reports why s is not a valid tool name ("" when it is valid):
+// non-empty, no surrounding spaces, no control characters and none of
+// ( ) [ ] { } = , ' " \.
+func ValidName(s string) string {
+	switch {
+	case s == "":
+		return "empty"
+	case strings.TrimSpace(s) != s:
+		return "has leading or trailing spaces"
+	case strings.ContainsAny(s, nameForbidden):
+		return "contains one of " + nameForbidden
+	}
+	for _, r := range s {
+		if r < 0x20 || r == 0x7f {
+			return "contains a control character"
+		}
+	}
+	return ""
+}
+
+// ValidArgName is ValidName plus: no whitespace at all (argument names are
+// written as keyword arguments in the pythonic format).
+func ValidArgName(s string) string {
+	if why := ValidName(s); why != "" {
+		return why
+	}
+	if strings.ContainsAny(s, " \t\u00a0") {
+		return "contains whitespace"
+	}
+	return ""
+}
+
+// Validate checks a record against REFERENCE §1 and returns the first
+// problem as an *Error naming the field. Beyond JSON types it checks:
+// id and lang (two lowercase letters) present; tool names valid and unique,
+// parameter schemas well-formed and of object type; at least one user
+// message, roles known, the last message from the user or a tool; every
+// call (gold or earlier turn) names a known tool, uses only declared
+// parameters and carries every required one; accept and smv have one entry
+// per call and only name that call's parameters; each gold value is
+// acceptable under accept (an omitted argument needs "" in its list); split
+// is "", train, validation or test.
+func (r *Record) Validate() error {
+	if strings.TrimSpace(r.ID) == "" {
+		return fieldErr("id", "empty")
+	}
+	if !isLangCode(r.Lang) {
+		return fieldErr("lang", "must be an ISO 639-1 code (two lowercase letters), got %q", r.Lang)
+	}
+	if r.Tools == nil {
+		return fieldErr("tools", "missing")
+	}
+	schemas := make(map[string]*Schema, len(r.Tools))
+	for i, t := range r.Tools {
+		p := fmt.Sprintf("tools[%d]", i)
+		if why := ValidName(t.Name); why != "" {
+			return fieldErr(p+".name", "invalid tool name %q: %s", t.Name, why)
+		}
+		if _, dup := schemas[t.Name]; dup {
+			return fieldErr(p+".name", "duplicate tool %q", t.Name)
+		}
+		s, err := t.Schema()
+		if err != nil {
+			return fieldErr(p+".parameters", "%v", err)
+		}
+		if len(t.Parameters) > 0 && len(s.Type) > 0 && !s.HasType("object") {
+			return fieldErr(p+".parameters.type", "must be \"object\", got %q", s.Type)
+		}
+		for _, prop := range s.Properties {
+			if why := ValidArgName(prop.Name); why != "" {
+				return fieldErr(p+".parameters.properties", "invalid parameter name %q: %s", prop.Name, why)
+			}
+		}
+		schemas[t.Name] = s
+	}
+	if err := r.validateMessages(schemas); err != nil {
+		return err
+	}
+	if r.Calls == nil {
+		return fieldErr("calls", "missing (use [] for no call)")
+	}
+	for i, c := range r.Calls {
+		if err := validateCall(c, fmt.Sprintf("calls[%d]", i), schemas); err != nil {
+			return err
+		}
+	}
+	if err := r.validateAccept(schemas); err != nil {
+		return err
+	}
+	if r.SMV != nil {
+		if len(r.SMV) != len(r.Calls) {
+			return fieldErr("smv", "has %d entries for %d calls (one per call)", len(r.SMV), len(r.Calls))
+		}
+		for i, m := range r.SMV {
+			s := schemas[r.Calls[i].Name]
+			for _, k := range sortedKeys(m) {
+				if _, inCall := r.Calls[i].Arguments[k]; !inCall && !declared(s, k) {
+					return fieldErr(fmt.Sprintf("smv[%d].%s", i, k), "not a parameter of %q", r.Calls[i].Name)
+				}
+			}
+		}
+	}
+	switch r.Split {
+	case "", "train", "validation", "test":
+	default:
+		return fieldErr("split", "must be one of train, validation, test (or empty), got %q", r.Split)
+	}
+	return nil
+}
+
+func isLangCode(s string) bool {
+	return len(s) == 2 && s[0] >= 'a' && s[0] <= 'z' && s[1] >= 'a' && s[1] <= 'z'
+}
+
+func (r *Record) validateMessages(schemas map[string]*Schema) error {
+	if len(r.Messages) == 0 {
+		return fieldErr("messages", "empty (need at least one user message)")
+	}
+	users := 0
+	for i, m := range r.Messages {
+		p := fmt.Sprintf("messages[%d]", i)
+		switch m.Role {
+		case "user":
+			users++
+		case "system", "assistant", "tool":
+		default:
+			return fieldErr(p+".role", "must be system, user, assistant or tool, got %q", m.Role)
+		}
+		if len(m.ToolCalls) > 0 && m.Role != "assistant" {
+			return fieldErr(p+".tool_calls", "only assistant messages carry tool calls (role is %q)", m.Role)
+		}
+		for j, c := range m.ToolCalls {
+			if err := validateCall(c, fmt.Sprintf("%s.tool_calls[%d]", p, j), schemas); err != nil {
+				return err
+			}
+		}
+	}
+	if users == 0 {
+		return fieldErr("messages", "no user message")
+	}
+	if last := r.Messages[len(r.Messages)-1].Role; last != "user" && last != "tool" {
+		return fieldErr(fmt.Sprintf("messages[%d].role", len(r.Messages)-1),
+			"the last message must be from the user or a tool (the gold calls answer it), got %q", last)
+	}
+	return nil
+}
+
+func declared(s *Schema, name string) bool {
+	if s == nil || !s.HasProperties {
+		return true
+	}
+	_, ok := s.Property(name)
+	return ok
+}
+
+func validateCall(c Call, p string, schemas map[string]*Schema) error {
+	s, ok := schemas[c.Name]
+	if !ok {
+		return fieldErr(p+".name", "unknown tool %q (not in tools)", c.Name)
+	}
+	if c.Arguments == nil {
+		return fieldErr(p+".arguments", "missing")
+	}
+	for _, k := range sortedKeys(c.Arguments) {
+		if why := ValidArgName(k); why != "" {
+			return fieldErr(p+".arguments", "invalid argument name %q: %s", k, why)
+		}
+		if !declared(s, k) {
+			return fieldErr(p+".arguments."+k, "not a parameter of %q", c.Name)
+		}
+	}
+	for _, req := range s.Required {
+		if _, ok := c.Arguments[req]; !ok {
+			return fieldErr(p+".arguments."+req, "required by %q but missing", c.Name)
+		}
+	}
+	return nil
+}
+
+func (r *Record) validateAccept(schemas map[string]*Schema) error {
+	if r.Accept == nil {
+		return nil
+	}
+	if len(r.Accept) != len(r.Calls) {
+		return fieldErr("accept", "has %d entries for %d calls (one per call)", len(r.Accept), len(r.Calls))
+	}
+	for i, m := range r.Accept {
+		c := r.Calls[i]
+		s := schemas[c.Name]
+		for _, k := range sortedKeys(m) {
+			p := fmt.Sprintf("accept[%d].%s", i, k)
+			opts := m[k]
+			if len(opts) == 0 {
+				return fieldErr(p, "empty list of acceptable values")
+			}
+			v, inCall := c.Arguments[k]
+			if !inCall && !declared(s, k) {
+				return fieldErr(p, "not a parameter of %q", c.Name)
+			}
+			if inCall {
+				if !containsValue(opts, v) {
+					return fieldErr(p, "gold value %s of calls[%d] is not among the acceptable values", short(v), i)
+				}
+			} else if !containsValue(opts, "") {
+				return fieldErr(p, "calls[%d] omits %q but \"\" (may be omitted) is not acceptable", i, k)
+			}
+		}
+	}
+	return nil
+}
+
+func containsValue(opts []any, v any) bool {
+	for _, o := range opts {
+		if sameValue(o, v) {
+			return true
+		}
+	}
+	return false
+}
+
+// sameValue is deep equality over decoded JSON with numbers compared as
+// float64 (so 2 and 2.0 match).
+func sameValue(a, b any) bool {
+	if fa, ok := toFloat(a); ok {
+		fb, ok := toFloat(b)
+		return ok && fa == fb
+	}
+	switch x := a.(type) {
+	case []any:
+		y, ok := b.([]any)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for i := range x {
+			if !sameValue(x[i], y[i]) {
+				return false
+			}
+		}
+		return true
+	case map[string]any:
+		y, ok := b.(map[string]any)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for k, xv := range x {
+			yv, ok := y[k]
+			if !ok || !sameValue(xv, yv) {
+				return false
+			}
+		}
+		return true
+	}
+	return reflect.DeepEqual(a, b)
+}
+
+func toFloat(v any) (float64, bool) {
+	switch x := v.(type) {
+	case float64:
+		return x, true
+	case float32:
+		return float64(x), true
+	case int:
+		return float64(x), true
+	case int64:
+		return float64(x), true
+	case int32:
+		return float64(x), true
+	}
+	return 0, false
+}
+
+func short(v any) string {
+	s := fmt.Sprintf("%#v", v)
+	if str, ok := v.(string); ok {
+		s = fmt.Sprintf("%q", str)
+	}
+	if len(s) > 60 {
+		s = s[:57] + "..."
+	}
+	return s
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
