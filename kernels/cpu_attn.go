@@ -1,0 +1,254 @@
+package kernels
+
+import (
+	"math"
+
+	"gonum.org/v1/gonum/blas"
+)
+
+// Fused causal GQA attention on the CPU.
+//
+//	q, out, dq, dout  [B, Tq, Hq, D]
+//	k, v, dk, dv      [S, Tmax, Hkv, D]
+//	lse               [B, Tq, Hq]
+//
+// Work is split into tiles: up to attnTile query rows of one head (or, when
+// decoding with Tq = 1, the g = Hq/Hkv query heads that share one KV head).
+// A tile computes its scores S = scale·Q·Kᵀ [rows, L] with one sgemm, the
+// exact softmax of each row (the whole row of keys is in the tile, so no
+// online rescaling is needed), and out = P·V with a second sgemm. The
+// backward recomputes P from lse per tile. Only one tile of scores per
+// goroutine exists at a time; nothing T×T is stored.
+const attnTile = 64
+
+// attnGeom locates one tile: row r of q/out/dout/dq starts at qoff+r*ldq,
+// its lse at loff+r*ldl, its absolute position is pos0+r*posStep; key j of
+// k/v/dk/dv starts at koff+j*(Hkv*D); keys j < kl exist.
+type attnGeom struct {
+	qoff, ldq, loff, ldl int
+	nr, pos0, posStep    int
+	koff, kl             int
+}
+
+// keys returns how many keys row r sees.
+func (g *attnGeom) keys(r int) int { return max(0, min(g.pos0+r*g.posStep+1, g.kl)) }
+
+// attnBufs are the checked slices of one Attention or AttentionBackward call.
+type attnBufs struct {
+	q, k, v, out, lse, dout, dq, dk, dv []float32
+}
+
+// attnCheck validates p and the per-row inputs.
+func (c *cpuBackend) attnCheck(k *chk, p AttnParams) {
+	k.dims("B,Tq,Hq,Hkv,D,S,Tmax", p.B, p.Tq, p.Hq, p.Hkv, p.D, p.S, p.Tmax)
+	if k.bad {
+		return
+	}
+	if p.Hkv == 0 || p.Hq%p.Hkv != 0 {
+		k.failf("Hq = %d is not a multiple of Hkv = %d", p.Hq, p.Hkv)
+		return
+	}
+	for i, s := range [3][]int32{p.Slot, p.QPos, p.KLen} {
+		if s != nil && len(s) < p.B {
+			k.failf("%s has %d entries, needs B = %d", [3]string{"Slot", "QPos", "KLen"}[i], len(s), p.B)
+			return
+		}
+	}
+	for b := 0; b < p.B; b++ {
+		s, qp, kl := attnRow(p, b)
+		if s < 0 || s >= p.S {
+			k.failf("row %d reads slot %d of S = %d", b, s, p.S)
+			return
+		}
+		if qp < 0 || kl < 0 || kl > p.Tmax {
+			k.failf("row %d: QPos %d, KLen %d outside cache length Tmax = %d", b, qp, kl, p.Tmax)
+			return
+		}
+	}
+}
+
+// attnTiles enumerates the tiles of batch row b for KV head kvh.
+func attnTiles(p AttnParams, b, kvh int, fn func(g attnGeom)) {
+	s, qp, kl := attnRow(p, b)
+	grp := p.Hq / p.Hkv
+	koff := (s*p.Tmax*p.Hkv + kvh) * p.D
+	if p.Tq == 1 {
+		h0 := kvh * grp
+		fn(attnGeom{qoff: (b*p.Hq + h0) * p.D, ldq: p.D, loff: b*p.Hq + h0, ldl: 1,
+			nr: grp, pos0: qp, koff: koff, kl: kl})
+		return
+	}
+	for h := kvh * grp; h < (kvh+1)*grp; h++ {
+		for i0 := 0; i0 < p.Tq; i0 += attnTile {
+			fn(attnGeom{qoff: ((b*p.Tq+i0)*p.Hq + h) * p.D, ldq: p.Hq * p.D,
+				loff: (b*p.Tq+i0)*p.Hq + h, ldl: p.Hq,
+				nr: min(attnTile, p.Tq-i0), pos0: qp + i0, posStep: 1, koff: koff, kl: kl})
+		}
+	}
+}
+
+func attnScale32(p AttnParams) float32 {
+	if p.Scale != 0 {
+		return p.Scale
+	}
+	return float32(1 / math.Sqrt(float64(p.D)))
+}
+
+// Attention writes out and lse; see AttnParams.
+func (c *cpuBackend) Attention(out, lse, q, k, v Buffer, p AttnParams) {
+	ck := chk{c: c, op: "Attention"}
+	c.attnCheck(&ck, p)
+	nq, nkv := p.B*p.Tq*p.Hq*p.D, p.S*p.Tmax*p.Hkv*p.D
+	var a attnBufs
+	a.out = ck.f32("out", out, nq)
+	a.lse = ck.f32("lse", lse, p.B*p.Tq*p.Hq)
+	a.q = ck.in("q", q, nq)
+	a.k = ck.in("k", k, nkv)
+	a.v = ck.in("v", v, nkv)
+	if ck.bad || p.D == 0 || p.Hq == 0 {
+		return
+	}
+	var tiles []attnGeom
+	for b := 0; b < p.B; b++ {
+		for kvh := 0; kvh < p.Hkv; kvh++ {
+			attnTiles(p, b, kvh, func(g attnGeom) { tiles = append(tiles, g) })
+		}
+	}
+	scale := attnScale32(p)
+	c.parallelDo(len(tiles), func(i int) { c.attnFwdTile(&tiles[i], &a, p, scale) })
+}
+
+func (c *cpuBackend) attnFwdTile(g *attnGeom, a *attnBufs, p AttnParams, scale float32) {
+	D, ldk := p.D, p.Hkv*p.D
+	Lm := g.keys(g.nr - 1)
+	if g.posStep == 0 {
+		Lm = g.keys(0)
+	}
+	if Lm == 0 {
+		for r := 0; r < g.nr; r++ {
+			clear(a.out[g.qoff+r*g.ldq:][:D])
+			a.lse[g.loff+r*g.ldl] = float32(math.Inf(-1))
+		}
+		return
+	}
+	sp := getScratch(g.nr * Lm)
+	S := *sp
+	c.sgemm(blas.NoTrans, blas.Trans, g.nr, Lm, D, scale, a.q[g.qoff:], g.ldq, a.k[g.koff:], ldk, 0, S, Lm)
+	for r := 0; r < g.nr; r++ {
+		row, L := S[r*Lm:(r+1)*Lm], g.keys(r)
+		if L == 0 {
+			clear(row)
+			a.lse[g.loff+r*g.ldl] = float32(math.Inf(-1))
+			continue
+		}
+		m := row[0]
+		for _, x := range row[1:L] {
+			m = max(m, x)
+		}
+		var sum float32
+		for j, x := range row[:L] {
+			e := expf(x - m)
+			row[j] = e
+			sum += e
+		}
+		clear(row[L:])
+		inv := 1 / sum
+		for j := range row[:L] {
+			row[j] *= inv
+		}
+		a.lse[g.loff+r*g.ldl] = m + float32(math.Log(float64(sum)))
+	}
+	c.sgemm(blas.NoTrans, blas.NoTrans, g.nr, D, Lm, 1, S, Lm, a.v[g.koff:], ldk, 0, a.out[g.qoff:], g.ldq)
+	putScratch(sp)
+}
+
+// AttentionBackward writes dq, dk and dv, recomputing P per tile from lse.
+// Tiles that share a cache slot and KV head (and so accumulate into the
+// same rows of dk, dv) run on the same goroutine.
+func (c *cpuBackend) AttentionBackward(dq, dk, dv, dout, q, k, v, out, lse Buffer, p AttnParams) {
+	ck := chk{c: c, op: "AttentionBackward"}
+	c.attnCheck(&ck, p)
+	nq, nkv := p.B*p.Tq*p.Hq*p.D, p.S*p.Tmax*p.Hkv*p.D
+	var a attnBufs
+	a.dq = ck.f32("dq", dq, nq)
+	a.dk = ck.f32("dk", dk, nkv)
+	a.dv = ck.f32("dv", dv, nkv)
+	a.dout = ck.in("dout", dout, nq)
+	a.q = ck.in("q", q, nq)
+	a.k = ck.in("k", k, nkv)
+	a.v = ck.in("v", v, nkv)
+	a.out = ck.in("out", out, nq)
+	a.lse = ck.in("lse", lse, p.B*p.Tq*p.Hq)
+	if ck.bad {
+		return
+	}
+	clear(a.dq)
+	clear(a.dk)
+	clear(a.dv)
+	if p.D == 0 || p.Hq == 0 {
+		return
+	}
+	// Group batch rows by slot so each (slot, kvh) item owns its dk/dv rows.
+	bySlot := make([][]int, p.S)
+	for b := 0; b < p.B; b++ {
+		s, _, _ := attnRow(p, b)
+		bySlot[s] = append(bySlot[s], b)
+	}
+	type item struct{ s, kvh int }
+	var items []item
+	for s, bs := range bySlot {
+		if len(bs) > 0 {
+			for kvh := 0; kvh < p.Hkv; kvh++ {
+				items = append(items, item{s, kvh})
+			}
+		}
+	}
+	scale := attnScale32(p)
+	c.parallelDo(len(items), func(i int) {
+		it := items[i]
+		for _, b := range bySlot[it.s] {
+			attnTiles(p, b, it.kvh, func(g attnGeom) { c.attnBwdTile(&g, &a, p, scale) })
+		}
+	})
+}
+
+func (c *cpuBackend) attnBwdTile(g *attnGeom, a *attnBufs, p AttnParams, scale float32) {
+	D, ldk := p.D, p.Hkv*p.D
+	Lm := g.keys(g.nr - 1)
+	if g.posStep == 0 {
+		Lm = g.keys(0)
+	}
+	if Lm == 0 {
+		return // dq rows stay 0
+	}
+	pp, dpp := getScratch(g.nr*Lm), getScratch(g.nr*Lm)
+	P, dS := *pp, *dpp
+	c.sgemm(blas.NoTrans, blas.Trans, g.nr, Lm, D, scale, a.q[g.qoff:], g.ldq, a.k[g.koff:], ldk, 0, P, Lm)
+	c.sgemm(blas.NoTrans, blas.Trans, g.nr, Lm, D, 1, a.dout[g.qoff:], g.ldq, a.v[g.koff:], ldk, 0, dS, Lm)
+	for r := 0; r < g.nr; r++ {
+		prow, drow, L := P[r*Lm:(r+1)*Lm], dS[r*Lm:(r+1)*Lm], g.keys(r)
+		l := a.lse[g.loff+r*g.ldl]
+		if L == 0 || math.IsInf(float64(l), -1) {
+			clear(prow)
+			clear(drow)
+			continue
+		}
+		o, do := a.out[g.qoff+r*g.ldq:][:D], a.dout[g.qoff+r*g.ldq:][:D]
+		var dsum float32
+		for d, x := range do {
+			dsum += x * o[d]
+		}
+		for j := range prow[:L] {
+			pj := expf(prow[j] - l)
+			prow[j] = pj
+			drow[j] = pj * (drow[j] - dsum) * scale
+		}
+		clear(prow[L:])
+		clear(drow[L:])
+	}
+	c.sgemm(blas.NoTrans, blas.NoTrans, g.nr, D, Lm, 1, dS, Lm, a.k[g.koff:], ldk, 0, a.dq[g.qoff:], g.ldq)
+	c.sgemm(blas.Trans, blas.NoTrans, Lm, D, g.nr, 1, dS, Lm, a.q[g.qoff:], g.ldq, 1, a.dk[g.koff:], ldk)
+	c.sgemm(blas.Trans, blas.NoTrans, Lm, D, g.nr, 1, P, Lm, a.dout[g.qoff:], g.ldq, 1, a.dv[g.koff:], ldk)
+	putScratch(pp)
+	putScratch(dpp)
+}

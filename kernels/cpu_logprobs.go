@@ -1,0 +1,269 @@
+package kernels
+
+import (
+	"cmp"
+	"math"
+	"slices"
+)
+
+// Vocabulary-wide ops of the CPU backend, parallel over rows.
+//
+//	logits, dlogits [N, V]; lp, lse, ent, dlp [N]; targets, ids [N] (host)
+
+// rowMax returns max(row), or -Inf for an empty row.
+func rowMax(row []float32) float32 {
+	m := float32(math.Inf(-1))
+	for _, x := range row {
+		if x > m {
+			m = x
+		}
+	}
+	return m
+}
+
+// LogProbs: two streaming passes per row (max, then Σexp and Σexp·x); no
+// probability tensor is materialized. Entropy H = log s − Σ e·(x−m)/s with
+// e = exp(x−m), s = Σ e.
+func (c *cpuBackend) LogProbs(lp, lse, ent, logits Buffer, targets []int32, N, V int) {
+	k := chk{c: c, op: "LogProbs"}
+	k.dims("N,V", N, V)
+	if len(targets) < N {
+		k.failf("targets has %d entries, needs N = %d", len(targets), N)
+	}
+	lps := k.f32("lp", lp, N)
+	lses := k.f32("lse", lse, N)
+	var ents []float32
+	if ent != nil {
+		ents = k.f32("ent", ent, N)
+	}
+	x := k.in("logits", logits, N*V)
+	if k.bad {
+		return
+	}
+	for n := 0; n < N; n++ {
+		if targets[n] >= int32(V) {
+			k.failf("targets[%d] = %d outside [0, %d)", n, targets[n], V)
+			return
+		}
+	}
+	c.parallelFor(N, max(1, (1<<14)/max(V, 1)), func(lo, hi int) {
+		for n := lo; n < hi; n++ {
+			row := x[n*V : n*V+V]
+			m := rowMax(row)
+			var s, t float64
+			if ents != nil {
+				for _, v := range row {
+					d := v - m
+					e := expf(d)
+					s += float64(e)
+					if e != 0 {
+						t += float64(e) * float64(d)
+					}
+				}
+			} else {
+				for _, v := range row {
+					s += float64(expf(v - m))
+				}
+			}
+			l := float64(m) + math.Log(s)
+			lses[n] = float32(l)
+			if tg := targets[n]; tg >= 0 {
+				lps[n] = float32(float64(row[tg]) - l)
+			} else {
+				lps[n] = 0
+			}
+			if ents != nil {
+				ents[n] = float32(math.Log(s) - t/s)
+			}
+		}
+	})
+}
+
+// LogProbsBackward: dlogits = dlp·(onehot(target) − exp(logits − lse)),
+// 0 on rows whose target is negative.
+func (c *cpuBackend) LogProbsBackward(dlogits, dlp, logits, lse Buffer, targets []int32, N, V int) {
+	k := chk{c: c, op: "LogProbsBackward"}
+	k.dims("N,V", N, V)
+	if len(targets) < N {
+		k.failf("targets has %d entries, needs N = %d", len(targets), N)
+	}
+	dx := k.f32("dlogits", dlogits, N*V)
+	d := k.in("dlp", dlp, N)
+	x := k.in("logits", logits, N*V)
+	l := k.in("lse", lse, N)
+	if k.bad {
+		return
+	}
+	for n := 0; n < N; n++ {
+		if targets[n] >= int32(V) {
+			k.failf("targets[%d] = %d outside [0, %d)", n, targets[n], V)
+			return
+		}
+	}
+	c.parallelFor(N, max(1, (1<<14)/max(V, 1)), func(lo, hi int) {
+		for n := lo; n < hi; n++ {
+			out, row := dx[n*V:n*V+V], x[n*V:n*V+V]
+			tg := targets[n]
+			if tg < 0 {
+				clear(out)
+				continue
+			}
+			g, ln := -d[n], l[n]
+			for v, xv := range row {
+				out[v] = g * expf(xv-ln)
+			}
+			out[tg] += d[n]
+		}
+	})
+}
+
+// Sample implements SampleParams without sorting the vocabulary. Tokens
+// are ranked by logit (the same order as by probability). A row is bucketed
+// by logit into sampleBuckets equal-width bins (bin order is rank order),
+// with each bin's count and probability mass; the top-k cut, the top-p cut
+// and the draw each walk the bins, skip every bin that cannot contain their
+// answer, and sort only the one bin that does. Cost: a few passes over V.
+func (c *cpuBackend) Sample(ids []int32, logits Buffer, u []float32, N, V int, p SampleParams) {
+	k := chk{c: c, op: "Sample"}
+	k.dims("N,V,TopK", N, V, p.TopK)
+	if len(ids) < N || len(u) < N {
+		k.failf("ids/u have %d/%d entries, need N = %d", len(ids), len(u), N)
+	}
+	if !(p.Temperature >= 0) {
+		k.failf("Temperature = %v < 0", p.Temperature)
+	}
+	x := k.in("logits", logits, N*V)
+	if k.bad || V == 0 {
+		return
+	}
+	c.parallelFor(N, 1, func(lo, hi int) {
+		var s sampler
+		for n := lo; n < hi; n++ {
+			row := x[n*V : n*V+V]
+			if p.Temperature == 0 {
+				best := 0
+				for v, xv := range row {
+					if xv > row[best] {
+						best = v
+					}
+				}
+				ids[n] = int32(best)
+				continue
+			}
+			ids[n] = s.draw(row, u[n], p)
+		}
+	})
+}
+
+const sampleBuckets = 2048
+
+// sampler holds one goroutine's scratch for Sample.
+type sampler struct {
+	row  []float32
+	e    []float32 // exp((x−max)/T)
+	bk   []uint16  // bin of each token
+	cnt  [sampleBuckets]int
+	mass [sampleBuckets]float64
+	memb []int32 // sorted members of bin memBin
+	mBin int
+}
+
+// draw samples one token of row for uniform u.
+func (s *sampler) draw(row []float32, u float32, p SampleParams) int32 {
+	V := len(row)
+	s.row = row
+	s.e = slices.Grow(s.e[:0], V)[:V]
+	s.bk = slices.Grow(s.bk[:0], V)[:V]
+	s.mBin = -1
+	m := rowMax(row)
+	if math.IsInf(float64(m), 0) || m != m {
+		return int32(max(0, slices.Index(row, m))) // +Inf wins; all −Inf/NaN: token 0
+	}
+	it := 1 / p.Temperature
+	lo := m
+	var Z float64
+	for v, x := range row {
+		ev := expf((x - m) * it)
+		s.e[v] = ev
+		Z += float64(ev)
+		if x < lo && !math.IsInf(float64(x), -1) {
+			lo = x
+		}
+	}
+	var scale float32
+	if m > lo {
+		scale = (sampleBuckets - 1) / (m - lo)
+	}
+	s.cnt = [sampleBuckets]int{}
+	s.mass = [sampleBuckets]float64{}
+	for v, x := range row {
+		b := sampleBuckets - 1
+		if f := (m - x) * scale; f < sampleBuckets-1 {
+			b = max(0, int(f))
+		}
+		s.bk[v] = uint16(b)
+		s.cnt[b]++
+		s.mass[b] += float64(s.e[v])
+	}
+	never := func(float64) bool { return false }
+	K, W := V, Z
+	if p.TopK > 0 && p.TopK < V {
+		K = p.TopK
+		_, _, W = s.walk(K, never)
+	}
+	tot := W
+	if p.TopP > 0 && p.TopP < 1 {
+		target := float64(p.TopP) * W
+		var r int
+		r, _, tot = s.walk(K, func(c float64) bool { return c >= target })
+		K = r + 1
+	}
+	target := float64(u) * tot
+	_, id, _ := s.walk(K, func(c float64) bool { return c > target })
+	return id
+}
+
+// walk visits ranks 0..limit−1 in order, accumulating probability mass,
+// and returns the first rank r whose cumulative mass (through r) satisfies
+// stop, or limit−1 if none does, with its token and cumulative mass. stop
+// must be monotone in the mass, so a bin whose total does not trigger it is
+// skipped whole.
+func (s *sampler) walk(limit int, stop func(float64) bool) (int, int32, float64) {
+	r, cum := 0, 0.0
+	for b := 0; b < sampleBuckets; b++ {
+		n := s.cnt[b]
+		if n == 0 {
+			continue
+		}
+		if r+n < limit && !stop(cum+s.mass[b]) {
+			r, cum = r+n, cum+s.mass[b]
+			continue
+		}
+		for _, v := range s.members(b) {
+			cum += float64(s.e[v])
+			if stop(cum) || r == limit-1 {
+				return r, v, cum
+			}
+			r++
+		}
+	}
+	return r - 1, -1, cum // unreachable: limit ≤ V ends the last bin
+}
+
+// members returns the tokens of bin b sorted by logit descending, id
+// ascending (the rank order inside the bin).
+func (s *sampler) members(b int) []int32 {
+	if s.mBin == b {
+		return s.memb
+	}
+	s.memb = s.memb[:0]
+	for v, bv := range s.bk {
+		if int(bv) == b {
+			s.memb = append(s.memb, int32(v))
+		}
+	}
+	row := s.row
+	slices.SortStableFunc(s.memb, func(a, b int32) int { return cmp.Compare(row[b], row[a]) })
+	s.mBin = b
+	return s.memb
+}

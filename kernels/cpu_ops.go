@@ -1,0 +1,446 @@
+package kernels
+
+import (
+	"math"
+	"sync"
+)
+
+// Row- and element-parallel ops of the CPU backend. Grain sizes are element
+// counts below which a goroutine is not worth starting.
+const (
+	grainElems = 1 << 15
+)
+
+// rowGrain is the number of rows of width C per goroutine chunk.
+func rowGrain(C int) int { return max(1, grainElems/max(C, 1)) }
+
+// Embedding: out[n,c] = table[ids[n],c]; table [V,C] F32 or BF16, out [N,C].
+func (c *cpuBackend) Embedding(out, table Buffer, ids []int32, C int) {
+	k := chk{c: c, op: "Embedding"}
+	k.dims("C", C)
+	N := len(ids)
+	o := k.f32("out", out, N*C)
+	t := k.get("table", table, 0)
+	if k.bad {
+		return
+	}
+	if C == 0 {
+		return
+	}
+	V := t.n / C
+	for n, id := range ids {
+		if id < 0 || int(id) >= V {
+			k.failf("ids[%d] = %d outside [0, %d)", n, id, V)
+			return
+		}
+	}
+	c.parallelFor(N, rowGrain(C), func(lo, hi int) {
+		for n := lo; n < hi; n++ {
+			row := t.off + int(ids[n])*C
+			dst := o[n*C : n*C+C]
+			if t.dt == F32 {
+				copy(dst, t.st.f[row:row+C])
+				continue
+			}
+			for i, h := range t.st.h[row : row+C] {
+				dst[i] = Float32FromBF16(h)
+			}
+		}
+	})
+}
+
+// EmbeddingBackward: dtable = 0; dtable[ids[n],c] += dout[n,c]. Parallel
+// over column blocks, so no two goroutines touch the same element.
+func (c *cpuBackend) EmbeddingBackward(dtable, dout Buffer, ids []int32, C int) {
+	k := chk{c: c, op: "EmbeddingBackward"}
+	k.dims("C", C)
+	N := len(ids)
+	d := k.in("dout", dout, N*C)
+	t := k.get("dtable", dtable, 0)
+	if k.bad {
+		return
+	}
+	if C == 0 {
+		return
+	}
+	V := t.n / C
+	dt := k.f32("dtable", dtable, V*C)
+	if k.bad {
+		return
+	}
+	for n, id := range ids {
+		if id < 0 || int(id) >= V {
+			k.failf("ids[%d] = %d outside [0, %d)", n, id, V)
+			return
+		}
+	}
+	clear(dt)
+	c.parallelFor(C, 64, func(lo, hi int) {
+		for n, id := range ids {
+			dst := dt[int(id)*C+lo : int(id)*C+hi]
+			src := d[n*C+lo : n*C+hi]
+			for i, x := range src {
+				dst[i] += x
+			}
+		}
+	})
+}
+
+// RMSNorm: rstd[n] = 1/sqrt(mean_c x² + eps); out = x·rstd·w. Parallel rows.
+func (c *cpuBackend) RMSNorm(out, rstd, x, w Buffer, N, C int, eps float32) {
+	k := chk{c: c, op: "RMSNorm"}
+	k.dims("N,C", N, C)
+	o := k.f32("out", out, N*C)
+	r := k.f32("rstd", rstd, N)
+	xs := k.in("x", x, N*C)
+	ws := k.in("w", w, C)
+	if k.bad || C == 0 {
+		return
+	}
+	c.parallelFor(N, rowGrain(C), func(lo, hi int) {
+		for n := lo; n < hi; n++ {
+			xr, or := xs[n*C:n*C+C], o[n*C:n*C+C]
+			var ss float64
+			for _, v := range xr {
+				ss += float64(v) * float64(v)
+			}
+			rs := float32(1 / math.Sqrt(ss/float64(C)+float64(eps)))
+			r[n] = rs
+			for i, v := range xr {
+				or[i] = v * rs * ws[i]
+			}
+		}
+	})
+}
+
+// RMSNormBackward: dx = rstd·w·dout − x·rstd³·(Σ_c dout·w·x)/C;
+// dw = Σ_n dout·x·rstd (per-goroutine partial sums, then reduced).
+func (c *cpuBackend) RMSNormBackward(dx, dw, dout, x, w, rstd Buffer, N, C int) {
+	k := chk{c: c, op: "RMSNormBackward"}
+	k.dims("N,C", N, C)
+	dxs := k.f32("dx", dx, N*C)
+	dws := k.f32("dw", dw, C)
+	ds := k.in("dout", dout, N*C)
+	xs := k.in("x", x, N*C)
+	ws := k.in("w", w, C)
+	rs := k.in("rstd", rstd, N)
+	if k.bad || C == 0 {
+		return
+	}
+	var parts [][]float64
+	var mu sync.Mutex
+	c.parallelFor(N, rowGrain(C), func(lo, hi int) {
+		acc := make([]float64, C)
+		for n := lo; n < hi; n++ {
+			xr, dr, dxr := xs[n*C:n*C+C], ds[n*C:n*C+C], dxs[n*C:n*C+C]
+			r := rs[n]
+			var dot float64
+			for i, v := range xr {
+				dot += float64(dr[i]) * float64(ws[i]) * float64(v)
+			}
+			f := float32(dot / float64(C) * float64(r) * float64(r) * float64(r))
+			for i, v := range xr {
+				dxr[i] = r*ws[i]*dr[i] - v*f
+				acc[i] += float64(dr[i]) * float64(v) * float64(r)
+			}
+		}
+		mu.Lock()
+		parts = append(parts, acc)
+		mu.Unlock()
+	})
+	for i := range dws {
+		s := 0.0
+		for _, p := range parts {
+			s += p[i]
+		}
+		dws[i] = float32(s)
+	}
+}
+
+// RoPE: rotate-half rotation of x [N,H,D] by the tables' angles at pos[n].
+func (c *cpuBackend) RoPE(out, x, cos, sin Buffer, pos []int32, N, H, D int, inverse bool) {
+	k := chk{c: c, op: "RoPE"}
+	k.dims("N,H,D", N, H, D)
+	if D%2 != 0 {
+		k.failf("head dim D = %d is odd", D)
+	}
+	if len(pos) < N {
+		k.failf("pos has %d entries, needs N = %d", len(pos), N)
+	}
+	o := k.f32("out", out, N*H*D)
+	xs := k.in("x", x, N*H*D)
+	cb := k.get("cos", cos, 0)
+	if k.bad || D == 0 {
+		return
+	}
+	h2 := D / 2
+	P := cb.n / h2
+	co := k.in("cos", cos, P*h2)
+	si := k.in("sin", sin, P*h2)
+	if k.bad {
+		return
+	}
+	for n := 0; n < N; n++ {
+		if pos[n] < 0 || int(pos[n]) >= P {
+			k.failf("pos[%d] = %d outside table of %d positions", n, pos[n], P)
+			return
+		}
+	}
+	c.parallelFor(N, rowGrain(H*D), func(lo, hi int) {
+		for n := lo; n < hi; n++ {
+			cr, sr := co[int(pos[n])*h2:][:h2], si[int(pos[n])*h2:][:h2]
+			for h := 0; h < H; h++ {
+				base := (n*H + h) * D
+				x0, x1 := xs[base:base+h2], xs[base+h2:base+D]
+				o0, o1 := o[base:base+h2], o[base+h2:base+D]
+				if inverse {
+					for i := range h2 {
+						a, b := x0[i], x1[i]
+						o0[i] = a*cr[i] + b*sr[i]
+						o1[i] = b*cr[i] - a*sr[i]
+					}
+				} else {
+					for i := range h2 {
+						a, b := x0[i], x1[i]
+						o0[i] = a*cr[i] - b*sr[i]
+						o1[i] = b*cr[i] + a*sr[i]
+					}
+				}
+			}
+		}
+	})
+}
+
+// KVWrite copies x [B,T,Hkv,D] into cache [S,Tmax,Hkv,D] at (slot[b], pos[b]+t).
+func (c *cpuBackend) KVWrite(cache, x Buffer, slot, pos []int32, B, T, Hkv, D, Tmax int) {
+	k := chk{c: c, op: "KVWrite"}
+	k.dims("B,T,Hkv,D,Tmax", B, T, Hkv, D, Tmax)
+	if len(slot) < B || len(pos) < B {
+		k.failf("slot/pos have %d/%d entries, need B = %d", len(slot), len(pos), B)
+	}
+	xs := k.in("x", x, B*T*Hkv*D)
+	cb := k.get("cache", cache, 0)
+	if k.bad {
+		return
+	}
+	row := Tmax * Hkv * D
+	if row == 0 {
+		return
+	}
+	S := cb.n / row
+	cs := k.f32("cache", cache, S*row)
+	if k.bad {
+		return
+	}
+	for b := 0; b < B; b++ {
+		if slot[b] < 0 || int(slot[b]) >= S || pos[b] < 0 || int(pos[b])+T > Tmax {
+			k.failf("row %d: slot %d pos %d (+T=%d) outside cache of %d slots × %d positions", b, slot[b], pos[b], T, S, Tmax)
+			return
+		}
+	}
+	w := T * Hkv * D
+	for b := 0; b < B; b++ {
+		dst := (int(slot[b])*Tmax + int(pos[b])) * Hkv * D
+		copy(cs[dst:dst+w], xs[b*w:b*w+w])
+	}
+}
+
+// SwiGLU: out = silu(gate)·up.
+func (c *cpuBackend) SwiGLU(out, gate, up Buffer, n int) {
+	k := chk{c: c, op: "SwiGLU"}
+	k.dims("n", n)
+	o := k.f32("out", out, n)
+	g := k.in("gate", gate, n)
+	u := k.in("up", up, n)
+	if k.bad {
+		return
+	}
+	c.parallelFor(n, grainElems/4, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			x := g[i]
+			o[i] = x / (1 + expf(-x)) * u[i]
+		}
+	})
+}
+
+// SwiGLUBackward: dgate = dout·up·s·(1+g(1−s)), dup = dout·g·s, s = σ(g).
+func (c *cpuBackend) SwiGLUBackward(dgate, dup, dout, gate, up Buffer, n int) {
+	k := chk{c: c, op: "SwiGLUBackward"}
+	k.dims("n", n)
+	dg := k.f32("dgate", dgate, n)
+	du := k.f32("dup", dup, n)
+	d := k.in("dout", dout, n)
+	g := k.in("gate", gate, n)
+	u := k.in("up", up, n)
+	if k.bad {
+		return
+	}
+	c.parallelFor(n, grainElems/4, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			x, di := g[i], d[i]
+			s := 1 / (1 + expf(-x))
+			dgi := di * u[i] * s * (1 + x*(1-s))
+			du[i] = di * x * s
+			dg[i] = dgi
+		}
+	})
+}
+
+// AXPBY: out = alpha·a + beta·b (b unused when beta = 0).
+func (c *cpuBackend) AXPBY(out, a, b Buffer, alpha, beta float32, n int) {
+	k := chk{c: c, op: "AXPBY"}
+	k.dims("n", n)
+	o := k.f32("out", out, n)
+	as := k.in("a", a, n)
+	var bs []float32
+	if beta != 0 {
+		bs = k.in("b", b, n)
+	}
+	if k.bad {
+		return
+	}
+	c.parallelFor(n, grainElems, func(lo, hi int) {
+		if beta == 0 {
+			for i := lo; i < hi; i++ {
+				o[i] = alpha * as[i]
+			}
+			return
+		}
+		for i := lo; i < hi; i++ {
+			o[i] = alpha*as[i] + beta*bs[i]
+		}
+	})
+}
+
+// Mul: out = a·b.
+func (c *cpuBackend) Mul(out, a, b Buffer, n int) {
+	k := chk{c: c, op: "Mul"}
+	k.dims("n", n)
+	o := k.f32("out", out, n)
+	as := k.in("a", a, n)
+	bs := k.in("b", b, n)
+	if k.bad {
+		return
+	}
+	c.parallelFor(n, grainElems, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			o[i] = as[i] * bs[i]
+		}
+	})
+}
+
+// AddBias: out[n,c] = x[n,c] + bias[c].
+func (c *cpuBackend) AddBias(out, x, bias Buffer, N, C int) {
+	k := chk{c: c, op: "AddBias"}
+	k.dims("N,C", N, C)
+	o := k.f32("out", out, N*C)
+	xs := k.in("x", x, N*C)
+	bs := k.in("bias", bias, C)
+	if k.bad || C == 0 {
+		return
+	}
+	c.parallelFor(N, rowGrain(C), func(lo, hi int) {
+		for n := lo; n < hi; n++ {
+			or, xr := o[n*C:n*C+C], xs[n*C:n*C+C]
+			for i, v := range xr {
+				or[i] = v + bs[i]
+			}
+		}
+	})
+}
+
+// SumRows: out[c] = Σ_n x[n,c] (float64 accumulation, parallel over columns).
+func (c *cpuBackend) SumRows(out, x Buffer, N, C int) {
+	k := chk{c: c, op: "SumRows"}
+	k.dims("N,C", N, C)
+	o := k.f32("out", out, C)
+	xs := k.in("x", x, N*C)
+	if k.bad {
+		return
+	}
+	c.parallelFor(C, max(16, grainElems/max(N, 1)), func(lo, hi int) {
+		acc := make([]float64, hi-lo)
+		for n := 0; n < N; n++ {
+			for i, v := range xs[n*C+lo : n*C+hi] {
+				acc[i] += float64(v)
+			}
+		}
+		for i, s := range acc {
+			o[lo+i] = float32(s)
+		}
+	})
+}
+
+// Dot: out[0] = Σ a·b (float64 accumulation).
+func (c *cpuBackend) Dot(out, a, b Buffer, n int) {
+	k := chk{c: c, op: "Dot"}
+	k.dims("n", n)
+	o := k.f32("out", out, 1)
+	as := k.in("a", a, n)
+	bs := k.in("b", b, n)
+	if k.bad {
+		return
+	}
+	var s float64
+	for i, v := range as {
+		s += float64(v) * float64(bs[i])
+	}
+	o[0] = float32(s)
+}
+
+// Dropout: out[i] = x[i]·keep(i)/(1−p), keep(i) = DropoutUniform(seed,i) ≥ p.
+func (c *cpuBackend) Dropout(out, x Buffer, n int, p float32, seed uint64) {
+	k := chk{c: c, op: "Dropout"}
+	k.dims("n", n)
+	if !(p >= 0 && p <= 1) {
+		k.failf("p = %v outside [0, 1]", p)
+	}
+	o := k.f32("out", out, n)
+	xs := k.in("x", x, n)
+	if k.bad {
+		return
+	}
+	scale := float32(0)
+	if p < 1 {
+		scale = float32(1 / (1 - float64(p)))
+	}
+	c.parallelFor(n, grainElems/4, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			if p < 1 && DropoutUniform(seed, i) >= p {
+				o[i] = xs[i] * scale
+			} else {
+				o[i] = 0
+			}
+		}
+	})
+}
+
+// AdamW updates param, m and v in place (bias corrections in float64).
+func (c *cpuBackend) AdamW(param, grad, m, v Buffer, n int, p AdamWParams) {
+	k := chk{c: c, op: "AdamW"}
+	k.dims("n", n)
+	if p.Step < 1 {
+		k.failf("Step = %d, must be ≥ 1", p.Step)
+	}
+	ps := k.f32("param", param, n)
+	g := k.in("grad", grad, n)
+	ms := k.f32("m", m, n)
+	vs := k.f32("v", v, n)
+	if k.bad {
+		return
+	}
+	b1, b2 := p.Beta1, p.Beta2
+	bc1 := float32(1 - math.Pow(float64(b1), float64(p.Step)))
+	bc2 := float32(1 - math.Pow(float64(b2), float64(p.Step)))
+	rbc2 := float32(1 / math.Sqrt(float64(bc2)))
+	c.parallelFor(n, grainElems/4, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			gi := g[i]
+			mi := b1*ms[i] + (1-b1)*gi
+			vi := b2*vs[i] + (1-b2)*gi*gi
+			ms[i], vs[i] = mi, vi
+			den := float32(math.Sqrt(float64(vi)))*rbc2 + p.Eps
+			ps[i] -= p.LR * (mi/bc1/den + p.WeightDecay*ps[i])
+		}
+	})
+}

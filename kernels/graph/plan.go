@@ -1,0 +1,142 @@
+package graph
+
+// Liveness-based memory planning. Every node that computes something owns a
+// storage; a view node is a window (offset) of its parent's storage. Inputs,
+// constants and outputs are pinned: they get buffers of their own for the
+// executor's lifetime. Every other storage lives from the step that defines
+// it to the last step that reads it (through any window), and occupies a
+// shared slot meanwhile: a slot is handed back after that last reader, so a
+// later node reuses it. Steps run in a fixed order, so the plan is static
+// and no allocation happens while running.
+
+import (
+	"gorgonia.org/gorgonia"
+)
+
+type storage struct {
+	node      *gorgonia.Node // owner
+	size      int            // elements
+	pinned    bool           // own buffer, never reused
+	bound     bool           // the caller's buffer (Config.Bind)
+	slot      int            // shared slot when not pinned
+	def, last int            // defining step, last reading step
+}
+
+type location struct {
+	st  *storage
+	off int
+}
+
+type plan struct {
+	loc      map[*gorgonia.Node]location
+	copied   map[*gorgonia.Node]bool // output windows materialized by a copy step
+	isOutput map[*gorgonia.Node]bool
+	leaves   []*storage
+	slotCap  []int
+	stats    Stats
+}
+
+func newPlan() *plan {
+	return &plan{loc: map[*gorgonia.Node]location{}, copied: map[*gorgonia.Node]bool{}, isOutput: map[*gorgonia.Node]bool{}}
+}
+
+// leaf registers an input or constant node.
+func (p *plan) leaf(n *gorgonia.Node, bound bool) {
+	st := &storage{node: n, size: size(n), pinned: true, bound: bound, def: -1}
+	p.loc[n] = location{st: st}
+	p.leaves = append(p.leaves, st)
+}
+
+// layout assigns storages to the steps' nodes (in run order), then slots
+// to the unpinned storages.
+func (p *plan) layout(steps []*gorgonia.Node) {
+	var sts []*storage
+	for i, n := range steps {
+		for _, c := range children(n) {
+			if l, ok := p.loc[c]; ok && l.st.last < i {
+				l.st.last = i
+			}
+		}
+		o, _ := ourOp(n)
+		if o != nil && o.view != nil {
+			parent := p.loc[children(n)[0]]
+			if p.isOutput[n] && parent.st.size != size(n) {
+				// A window of a larger node (lp inside [lp | lse | ent], a
+				// weight gradient inside a packed backward): copy it out
+				// rather than pin the whole parent.
+				p.copied[n] = true
+			} else {
+				p.loc[n] = location{st: parent.st, off: parent.off + o.view.off}
+				if p.isOutput[n] {
+					parent.st.pinned = true
+				}
+				continue
+			}
+		}
+		st := &storage{node: n, size: size(n), pinned: p.isOutput[n], def: i, last: i}
+		p.loc[n] = location{st: st}
+		sts = append(sts, st)
+	}
+
+	dies := make([][]*storage, len(steps))
+	for _, st := range sts {
+		if !st.pinned {
+			dies[st.last] = append(dies[st.last], st)
+		}
+	}
+	var free []int // slot ids not in use
+	for _, st := range sts {
+		if st.pinned {
+			p.stats.PinnedElems += int64(st.size)
+		} else {
+			p.stats.NaiveElems += int64(st.size)
+		}
+	}
+	for i, n := range steps {
+		if l, ok := p.loc[n]; ok && l.st.def == i && !l.st.pinned {
+			l.st.slot, free = p.take(free, l.st.size)
+		}
+		for _, st := range dies[i] {
+			free = append(free, st.slot)
+		}
+	}
+	for _, c := range p.slotCap {
+		p.stats.SlotElems += int64(c)
+	}
+	p.stats.Slots = len(p.slotCap)
+	for _, st := range p.leaves {
+		if !st.bound {
+			p.stats.PinnedElems += int64(st.size)
+		}
+	}
+}
+
+// take returns a slot for n elements and the remaining free list: the
+// smallest free slot that fits, else the largest free slot grown to n,
+// else a new slot.
+func (p *plan) take(free []int, n int) (int, []int) {
+	best := -1
+	for j, s := range free {
+		c := p.slotCap[s]
+		if c >= n && (best < 0 || c < p.slotCap[free[best]]) {
+			best = j
+		}
+	}
+	if best < 0 {
+		for j, s := range free {
+			if best < 0 || p.slotCap[s] > p.slotCap[free[best]] {
+				best = j
+			}
+		}
+	}
+	if best < 0 {
+		p.slotCap = append(p.slotCap, n)
+		return len(p.slotCap) - 1, free
+	}
+	s := free[best]
+	if p.slotCap[s] < n {
+		p.slotCap[s] = n
+	}
+	free[best] = free[len(free)-1]
+	return s, free[:len(free)-1]
+}

@@ -1,0 +1,126 @@
+package kerneltest
+
+import (
+	"math"
+
+	"github.com/argrl/argrl/kernels"
+)
+
+// testMemory: Alloc zero-fills; CopyIn/CopyOut round-trip F32 exactly and
+// BF16 with round-to-nearest-even; Fill, Copy and View share storage.
+func testMemory(h *harness) {
+	t, b := h.t, h.b
+	for _, dt := range []kernels.DType{kernels.F32, kernels.BF16} {
+		z := b.Alloc(dt, 13)
+		if z.Len() != 13 || z.DType() != dt {
+			t.Fatalf("Alloc(%v, 13) gave Len %d DType %v", dt, z.Len(), z.DType())
+		}
+		for i, v := range h.down(z) {
+			if v != 0 {
+				t.Fatalf("Alloc(%v) not zero-filled at %d: %v", dt, i, v)
+			}
+		}
+		b.Free(z)
+	}
+
+	x := h.vec(29, 3)
+	buf, _ := h.up(x, kernels.F32)
+	approx(t, "f32 round trip", h.down(buf), x, 0, 0)
+
+	// BF16: exact halfway cases round to even, NaN stays NaN. The expected
+	// values are what PyTorch 1.13 gives for x.to(torch.bfloat16).float().
+	in := []float32{1, 1.00390625, 1.01171875, -2.5, 3.0e38, float32(math.Inf(-1)), 1e-3}
+	want := []float64{1, 1, 1.015625, -2.5, 3.00405527047391e38, math.Inf(-1), 0.00099945068359375}
+	hb := b.Alloc(kernels.BF16, len(in))
+	b.CopyIn(hb, in)
+	got := h.down(hb)
+	for i := range want {
+		if math.Abs(got[i]-want[i]) > 1e-6*math.Abs(want[i]) && got[i] != want[i] {
+			t.Errorf("bf16 round trip of %v = %v, want %v", in[i], got[i], want[i])
+		}
+	}
+	b.CopyIn(b.View(hb, 0, 1), []float32{float32(math.NaN())})
+	if v := h.down(hb)[0]; !math.IsNaN(v) {
+		t.Errorf("bf16 NaN round trip gave %v", v)
+	}
+
+	// Fill, View, Copy.
+	f := h.zeros(10)
+	b.Fill(f, 2.5)
+	v := b.View(f, 3, 4)
+	if v.Len() != 4 {
+		t.Fatalf("View len %d, want 4", v.Len())
+	}
+	b.Fill(v, -1)
+	src := h.f32([]float64{7, 8})
+	b.Copy(b.View(f, 8, 2), src)
+	approx(t, "Fill/View/Copy", h.down(f), []float64{2.5, 2.5, 2.5, -1, -1, -1, -1, 2.5, 7, 8}, 0, 0)
+	approx(t, "View read", h.down(b.View(f, 2, 3)), []float64{2.5, -1, -1}, 0, 0)
+	fb := b.Alloc(kernels.BF16, 3)
+	b.Fill(fb, 1.00390625)
+	approx(t, "bf16 Fill", h.down(fb), []float64{1, 1, 1}, 0, 0)
+	fb2 := b.Alloc(kernels.BF16, 3)
+	b.Copy(fb2, fb)
+	approx(t, "bf16 Copy", h.down(fb2), []float64{1, 1, 1}, 0, 0)
+	for _, x := range []kernels.Buffer{buf, hb, f, src, fb, fb2} {
+		b.Free(x)
+	}
+}
+
+// testErrors: bad arguments record an error that Sync returns once, and
+// never panic or write out of bounds.
+func testErrors(h *harness) {
+	b := h.b
+	a, c := h.zeros(6), h.zeros(4)
+	short := h.zeros(3)
+	b.MatMul(c, a, short, kernels.MatMulParams{Batch: 1, M: 2, N: 2, K: 3, Alpha: 1})
+	h.wantErr("MatMul with short B", "MatMul")
+
+	b.MatMul(c, a, a, kernels.MatMulParams{Batch: 2, M: 1, N: 2, K: 3, Alpha: 1, StrideA: 3})
+	h.wantErr("MatMul with Batch 2 and StrideC 0", "StrideC")
+
+	b.Copy(h.zeros(3), b.Alloc(kernels.BF16, 3))
+	h.wantErr("Copy across dtypes", "Copy")
+
+	b.CopyIn(c, make([]float32, 5))
+	h.wantErr("CopyIn length mismatch", "CopyIn")
+
+	b.View(c, 2, 3)
+	h.wantErr("View out of range", "View")
+
+	tab := h.zeros(4 * 3)
+	out := h.zeros(2 * 3)
+	b.Embedding(out, tab, []int32{1, 4}, 3)
+	h.wantErr("Embedding id out of range", "Embedding")
+	b.Embedding(out, nil, []int32{1, 2}, 3)
+	h.wantErr("Embedding with nil table", "Embedding")
+
+	lp, lse := h.zeros(2), h.zeros(2)
+	b.LogProbs(lp, lse, nil, h.zeros(2*5), []int32{0, 5}, 2, 5)
+	h.wantErr("LogProbs target out of range", "LogProbs")
+
+	q := h.zeros(1 * 1 * 2 * 4)
+	kv := h.zeros(1 * 3 * 1 * 4)
+	b.Attention(q, h.zeros(2), q, kv, kv, kernels.AttnParams{B: 1, Tq: 1, Hq: 2, Hkv: 1, D: 4, S: 1, Tmax: 3,
+		QPos: []int32{3}, KLen: []int32{4}})
+	h.wantErr("Attention with KLen > Tmax", "Attention")
+	b.Attention(q, h.zeros(2), q, kv, kv, kernels.AttnParams{B: 1, Tq: 1, Hq: 2, Hkv: 1, D: 4, S: 1, Tmax: 3,
+		Slot: []int32{1}})
+	h.wantErr("Attention with slot out of range", "Attention")
+	b.Attention(q, h.zeros(2), q, kv, kv, kernels.AttnParams{B: 1, Tq: 1, Hq: 3, Hkv: 2, D: 4, S: 1, Tmax: 3})
+	h.wantErr("Attention with Hq not a multiple of Hkv", "Attention")
+
+	b.KVWrite(kv, h.zeros(2*4), []int32{0}, []int32{2}, 1, 2, 1, 4, 3)
+	h.wantErr("KVWrite past Tmax", "KVWrite")
+
+	b.AdamW(a, a, c, c, 6, kernels.AdamWParams{LR: 1, Beta1: 0.9, Beta2: 0.99, Step: 1})
+	h.wantErr("AdamW with short state", "AdamW")
+
+	b.Dropout(a, a, 6, 1.5, 1)
+	h.wantErr("Dropout with p > 1", "Dropout")
+
+	// The first error wins; later ones do not replace it.
+	b.CopyIn(c, make([]float32, 9))
+	b.Dropout(a, a, 6, -1, 1)
+	h.wantErr("two errors", "CopyIn")
+}

@@ -1,0 +1,169 @@
+package kerneltest
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/argrl/argrl/kernels"
+)
+
+// testRMSNorm: forward (out, rstd), in place, backward (dx, dw) against the
+// reference, and the reference backward against finite differences.
+func testRMSNorm(h *harness) {
+	t := h.t
+	for _, s := range []struct{ N, C int }{{5, 7}, {3, 64}, {17, 13}} {
+		N, C := s.N, s.C
+		eps := float32(1e-6)
+		x, w, dout := h.vec(N*C, 2), h.vec(C, 1.5), h.vec(N*C, 1)
+		out, rstd := h.zeros(N*C), h.zeros(N)
+		xb, wb := h.f32(x), h.f32(w)
+		h.b.RMSNorm(out, rstd, xb, wb, N, C, eps)
+		wo, wr := make([]float64, N*C), make([]float64, N)
+		kernels.RefRMSNorm(wo, wr, x, w, N, C, float64(eps))
+		what := fmt.Sprintf("RMSNorm N=%d C=%d", N, C)
+		approx(t, what+" out", h.down(out), wo, rtolReduce, atolReduce)
+		approx(t, what+" rstd", h.down(rstd), wr, rtolReduce, atolReduce)
+
+		dx, dw := h.zeros(N*C), h.f32(h.vec(C, 3))
+		h.b.RMSNormBackward(dx, dw, h.f32(dout), xb, wb, rstd, N, C)
+		wdx, wdw := make([]float64, N*C), make([]float64, C)
+		kernels.RefRMSNormBackward(wdx, wdw, dout, x, w, wr, N, C)
+		approx(t, what+" dx", h.down(dx), wdx, rtolReduce, atolReduce)
+		approx(t, what+" dw", h.down(dw), wdw, rtolReduce, atolReduce)
+
+		ip := h.f32(x)
+		h.b.RMSNorm(ip, rstd, ip, wb, N, C, eps)
+		approx(t, what+" in place", h.down(ip), wo, rtolReduce, atolReduce)
+
+		o, r := make([]float64, N*C), make([]float64, N)
+		fdCheck(t, what+" reference backward", func() []float64 {
+			kernels.RefRMSNorm(o, r, x, w, N, C, float64(eps))
+			return o
+		}, dout, [][]float64{x, w}, [][]float64{wdx, wdw})
+	}
+}
+
+// testRoPE: tables with plain theta and with Llama-3 scaling, forward and
+// inverse against the reference, in place, inverse∘forward = identity, and
+// the inverse as the backward (finite differences on the reference).
+func testRoPE(h *harness) {
+	t := h.t
+	N, H, D, P := 6, 3, 8, 40
+	pos := []int32{0, 1, 7, 39, 12, 3}
+	scalings := []*kernels.RopeScaling{nil, {Type: "llama3", Factor: 8, LowFreqFactor: 1, HighFreqFactor: 4, OriginalMaxPositionEmbeddings: 16}}
+	for _, sc := range scalings {
+		cos32, sin32 := kernels.RopeTables(D, P, 10000, sc)
+		cos, sin := make([]float64, len(cos32)), make([]float64, len(sin32))
+		for i := range cos32 {
+			cos[i], sin[i] = float64(cos32[i]), float64(sin32[i])
+		}
+		cb, sb := h.f32(cos), h.f32(sin)
+		x, dout := h.vec(N*H*D, 1), h.vec(N*H*D, 1)
+		for _, inv := range []bool{false, true} {
+			what := fmt.Sprintf("RoPE scaling=%v inverse=%v", sc != nil, inv)
+			out := h.zeros(N * H * D)
+			h.b.RoPE(out, h.f32(x), cb, sb, pos, N, H, D, inv)
+			want := make([]float64, N*H*D)
+			kernels.RefRoPE(want, x, cos, sin, pos, N, H, D, inv)
+			approx(t, what, h.down(out), want, rtolElem, atolElem)
+			ip := h.f32(x)
+			h.b.RoPE(ip, ip, cb, sb, pos, N, H, D, inv)
+			approx(t, what+" in place", h.down(ip), want, rtolElem, atolElem)
+		}
+		rt := h.f32(x)
+		h.b.RoPE(rt, rt, cb, sb, pos, N, H, D, false)
+		h.b.RoPE(rt, rt, cb, sb, pos, N, H, D, true)
+		approx(t, "RoPE inverse∘forward", h.down(rt), x, 1e-5, 1e-5)
+
+		dx := make([]float64, N*H*D)
+		kernels.RefRoPE(dx, dout, cos, sin, pos, N, H, D, true)
+		o := make([]float64, N*H*D)
+		fdCheck(t, "RoPE backward = inverse", func() []float64 {
+			kernels.RefRoPE(o, x, cos, sin, pos, N, H, D, false)
+			return o
+		}, dout, [][]float64{x}, [][]float64{dx})
+	}
+	testRopeTables(t)
+}
+
+// testSwiGLU: forward and backward against the reference over a wide range
+// of gate values, and the reference backward against finite differences.
+func testSwiGLU(h *harness) {
+	t := h.t
+	n := 2053
+	g, u, dout := h.vec(n, 8), h.vec(n, 2), h.vec(n, 1)
+	out := h.zeros(n)
+	gb, ub := h.f32(g), h.f32(u)
+	h.b.SwiGLU(out, gb, ub, n)
+	want := make([]float64, n)
+	kernels.RefSwiGLU(want, g, u, n)
+	approx(t, "SwiGLU", h.down(out), want, rtolElem*4, atolElem)
+
+	dg, du := h.zeros(n), h.zeros(n)
+	h.b.SwiGLUBackward(dg, du, h.f32(dout), gb, ub, n)
+	wdg, wdu := make([]float64, n), make([]float64, n)
+	kernels.RefSwiGLUBackward(wdg, wdu, dout, g, u, n)
+	approx(t, "SwiGLU dgate", h.down(dg), wdg, rtolElem*4, atolElem)
+	approx(t, "SwiGLU dup", h.down(du), wdu, rtolElem*4, atolElem)
+
+	m := 41
+	g2, u2, d2 := h.vec(m, 6), h.vec(m, 2), h.vec(m, 1)
+	a, b := make([]float64, m), make([]float64, m)
+	kernels.RefSwiGLUBackward(a, b, d2, g2, u2, m)
+	o := make([]float64, m)
+	fdCheck(t, "SwiGLU reference backward", func() []float64 {
+		kernels.RefSwiGLU(o, g2, u2, m)
+		return o
+	}, d2, [][]float64{g2, u2}, [][]float64{a, b})
+}
+
+// testLogProbs: lp, lse and entropy against the reference (rows with
+// target −1, large logits, a row with −Inf logits), without entropy, the
+// backward, and the reference backward against finite differences.
+func testLogProbs(h *harness) {
+	t := h.t
+	for _, s := range []struct {
+		N, V  int
+		scale float64
+	}{{6, 37, 3}, {4, 1000, 30}, {3, 5, 0.1}} {
+		N, V := s.N, s.V
+		x := h.vec(N*V, s.scale)
+		targets := make([]int32, N)
+		for n := range targets {
+			targets[n] = int32(h.r.IntN(V))
+		}
+		targets[1] = -1
+		x[2*V+1] = math.Inf(-1) // a masked logit
+		what := fmt.Sprintf("LogProbs N=%d V=%d", N, V)
+		lp, lse, ent := h.zeros(N), h.zeros(N), h.zeros(N)
+		xb := h.f32(x)
+		h.b.LogProbs(lp, lse, ent, xb, targets, N, V)
+		wlp, wlse, went := make([]float64, N), make([]float64, N), make([]float64, N)
+		kernels.RefLogProbs(wlp, wlse, went, x, targets, N, V)
+		approx(t, what+" lp", h.down(lp), wlp, rtolReduce, atolReduce)
+		approx(t, what+" lse", h.down(lse), wlse, rtolReduce, atolReduce)
+		approx(t, what+" entropy", h.down(ent), went, rtolReduce, atolReduce)
+		lp2 := h.zeros(N)
+		h.b.LogProbs(lp2, lse, nil, xb, targets, N, V)
+		approx(t, what+" lp without entropy", h.down(lp2), wlp, rtolReduce, atolReduce)
+
+		dlp := h.vec(N, 1)
+		dx := h.f32(h.vec(N*V, 1)) // garbage: must be overwritten
+		h.b.LogProbsBackward(dx, h.f32(dlp), xb, lse, targets, N, V)
+		wdx := make([]float64, N*V)
+		kernels.RefLogProbsBackward(wdx, dlp, x, wlse, targets, N, V)
+		approx(t, what+" backward", h.down(dx), wdx, rtolReduce, atolReduce)
+	}
+	N, V := 4, 9
+	x := h.vec(N*V, 2)
+	targets := []int32{3, -1, 8, 0}
+	dlp := h.vec(N, 1)
+	lp, lse := make([]float64, N), make([]float64, N)
+	kernels.RefLogProbs(lp, lse, nil, x, targets, N, V)
+	dx := make([]float64, N*V)
+	kernels.RefLogProbsBackward(dx, dlp, x, lse, targets, N, V)
+	fdCheck(t, "LogProbs reference backward", func() []float64 {
+		kernels.RefLogProbs(lp, lse, nil, x, targets, N, V)
+		return lp
+	}, dlp, [][]float64{x}, [][]float64{dx})
+}

@@ -1,0 +1,82 @@
+package model
+
+import (
+	"fmt"
+
+	"gorgonia.org/gorgonia"
+
+	"github.com/argrl/argrl/kernels"
+	"github.com/argrl/argrl/kernels/graph"
+)
+
+// Qwen3: a Llama-style decoder without projection biases that applies an
+// RMSNorm over the head dim to each query and key head before RoPE. The head
+// dim comes from config.json (head_dim), independent of C/Hq.
+// Hugging Face: Qwen3ForCausalLM.
+
+// Qwen3Layer is one Qwen3 decoder layer.
+type Qwen3Layer struct {
+	Attention
+	QNorm *Tensor `st:"model.layers.%d.self_attn.q_norm.weight" shape:"D"` // [D], shared by the Hq heads
+	KNorm *Tensor `st:"model.layers.%d.self_attn.k_norm.weight" shape:"D"` // [D], shared by the Hkv heads
+	MLP
+}
+
+// Qwen3Weights are the host weights of a Qwen3 checkpoint.
+type Qwen3Weights struct {
+	Head
+	Layers []Qwen3Layer `st:"layers"` // [L]
+}
+
+// Params lists the distinct tensors (see Weights).
+func (w *Qwen3Weights) Params() []*Tensor { return params(w) }
+
+type qwen3Arch struct{}
+
+func (qwen3Arch) CheckConfig(c *Config) error {
+	if c.AttentionBias {
+		return fmt.Errorf("key \"attention_bias\": true is not supported for qwen3")
+	}
+	return nil
+}
+
+func (qwen3Arch) NewWeights(c *Config) Weights {
+	return &Qwen3Weights{Layers: make([]Qwen3Layer, c.NumLayers)}
+}
+
+func init() { Register("qwen3", qwen3Arch{}) }
+
+// Forward pass: after the projections, every query and key head is
+// RMS-normalized over D with q_norm / k_norm (eps = rms_norm_eps), before
+// RoPE. v is unchanged.
+
+func qkNormNames(l int) (string, string) {
+	p := fmt.Sprintf("model.layers.%d.self_attn.", l)
+	return p + "q_norm.weight", p + "k_norm.weight"
+}
+
+func (qwen3Arch) qkvGraph(c *gctx, l int, q, k, v *gorgonia.Node) (*gorgonia.Node, *gorgonia.Node, *gorgonia.Node, error) {
+	qn, kn := qkNormNames(l)
+	wq, err := c.tensor(qn)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	wk, err := c.tensor(kn)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if q, err = graph.RMSNorm(q, wq, c.m.eps); err != nil {
+		return nil, nil, nil, err
+	}
+	if k, err = graph.RMSNorm(k, wk, c.m.eps); err != nil {
+		return nil, nil, nil, err
+	}
+	return q, k, v, nil
+}
+
+func (qwen3Arch) qkvDecode(d *KVCache, l int, q, k, v kernels.Buffer, n int) {
+	m, c := d.m, d.m.Config
+	qn, kn := qkNormNames(l)
+	m.be.RMSNorm(q, d.scratchRstd(n*c.NumHeads), q, m.byName[qn].W, n*c.NumHeads, c.HeadDim, m.eps)
+	m.be.RMSNorm(k, d.scratchRstd(n*c.NumKVHeads), k, m.byName[kn].W, n*c.NumKVHeads, c.HeadDim, m.eps)
+}
