@@ -65,14 +65,17 @@ type Config struct {
 // DefaultConfig is sized for the CPU demo.
 func DefaultConfig() Config {
 	return Config{Seed: 1, Train: 1500, Val: 200, Test: 150, Base: 10000,
-		HeldOut: 0.25, GenOverlap: 0.06, Parallel: 0.2, Irrelevant: 0.1, MaxDistractors: 2, BaseEnglish: 0.85}
+		HeldOut: 0.25, GenOverlap: 0.06, Parallel: 0.2, Irrelevant: 0.1, MaxDistractors: 1, BaseEnglish: 0.85}
 }
 
 func (c Config) check() error {
-	for name, f := range map[string]float64{"heldout": c.HeldOut, "gen-overlap": c.GenOverlap,
-		"parallel": c.Parallel, "irrelevant": c.Irrelevant, "base-english": c.BaseEnglish} {
-		if !(f >= 0 && f <= 1) {
-			return fmt.Errorf("synth: %s must be in [0, 1], got %v", name, f)
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"heldout", c.HeldOut}, {"gen-overlap", c.GenOverlap}, {"parallel", c.Parallel},
+		{"irrelevant", c.Irrelevant}, {"base-english", c.BaseEnglish}} {
+		if !(f.v >= 0 && f.v <= 1) {
+			return fmt.Errorf("synth: %s must be in [0, 1], got %v", f.name, f.v)
 		}
 	}
 	if c.Parallel+c.Irrelevant > 1 {
@@ -321,12 +324,14 @@ func (g *generator) sample(rng *rand.Rand, p plan, pool, distract []*API, shared
 		inst.calls = append(inst.calls, c)
 	}
 
-	// Distractors: never a gold tool; for irrelevance never the requested
-	// API's domain (so no offered tool can serve it); otherwise half the
-	// time from the same domain, the harder choice.
+	// Distractors: never a gold tool; for irrelevance never from the
+	// requested API's domain (so no offered tool can serve it); otherwise
+	// half the time from the same domain, the harder choice.
+	// Two gold tools already make a choice; they take one distractor fewer
+	// (none by default), which keeps prompts within the demo's context.
 	nd := 1 + rng.IntN(g.cfg.MaxDistractors)
 	if len(goldTools) > 1 {
-		nd = 1 + rng.IntN(max(1, g.cfg.MaxDistractors-1))
+		nd = rng.IntN(g.cfg.MaxDistractors)
 	}
 	sameDomain := p.kind != caseIrrelevant && rng.IntN(2) == 0
 	var near, far []*API

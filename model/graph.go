@@ -1,0 +1,269 @@
+package model
+
+// Training and scoring graphs: one Gorgonia graph of kernels/graph ops per
+// batch shape (B, T), built on first use and cached. T is the longest
+// sequence of the batch rounded up to a multiple of Options.TBucket, so a
+// run sees at most MaxLen/TBucket lengths per batch size; rows are right
+// padded (pad id 0) and masked: Batch.Lens stops attention at each row's
+// length and target −1 zeroes the padded log-probs and their gradients.
+//
+//	x    = Embedding(embed)                                  [N, C]   N = B·T
+//	per layer l (layers.go):
+//	  h  = RMSNorm(x);  q, k, v = lin(h) (+ arch: qwen2 biases, qwen3 q/k norms)
+//	  x += lin_o(Attention(RoPE(q), RoPE(k), v))
+//	  h  = RMSNorm(x);  x += lin_down(SwiGLU(lin_gate(h), lin_up(h)))
+//	hf   = RMSNorm(x, norm)
+//	lp, ent = LogProbs(hf·lm_headᵀ, targets)                 [N]
+//	value   = hf·wᵀ + b (value head)                          [N, 1]
+//	cost    = Dot(lp, dlp) + Dot(value, dval)    dlp, dval: Late inputs from the host
+//
+// lin(x) = x·Wᵀ + ScaleVar(Linear(Linear(Dropout(x), A), B), &scale): the
+// LoRA branch W x + (α/r)·B A x, switched off by scale = 0.
+
+import (
+	"fmt"
+
+	"gorgonia.org/gorgonia"
+
+	"github.com/argrl/argrl/kernels"
+	"github.com/argrl/argrl/kernels/graph"
+)
+
+// gctx builds one graph.
+type gctx struct {
+	m     *Model
+	g     *gorgonia.ExprGraph
+	b     *graph.Batch
+	nodes map[*Param]*gorgonia.Node
+	bind  map[*gorgonia.Node]kernels.Buffer
+	err   error
+}
+
+// in returns the input node of a device tensor (one per tensor).
+func (c *gctx) in(p *Param) *gorgonia.Node {
+	if n, ok := c.nodes[p]; ok {
+		return n
+	}
+	n := gorgonia.NewTensor(c.g, gorgonia.Float32, len(p.Shape), gorgonia.WithShape(p.Shape...), gorgonia.WithName(p.Name))
+	c.nodes[p] = n
+	c.bind[n] = p.W
+	return n
+}
+
+// ok records the first error of a graph op and passes its node on.
+func (c *gctx) ok(n *gorgonia.Node, err error) *gorgonia.Node {
+	if err != nil && c.err == nil {
+		c.err = err
+	}
+	return n
+}
+
+// linear is x·Wᵀ plus the LoRA branch when the layer is targeted.
+func (c *gctx) linear(x *gorgonia.Node, l *linear) *gorgonia.Node {
+	y := c.ok(graph.Linear(x, c.in(l.w)))
+	if l.lora == nil || c.err != nil {
+		return y
+	}
+	xd := x
+	if p := c.m.lora.dropout; p > 0 {
+		xd = c.ok(graph.Dropout(x, p, c.b))
+	}
+	t := c.ok(graph.Linear(xd, c.in(l.lora.A)))
+	if c.err != nil {
+		return nil
+	}
+	u := c.ok(graph.ScaleVar(c.ok(graph.Linear(t, c.in(l.lora.B))), &c.m.scale))
+	if c.err != nil {
+		return nil
+	}
+	return c.ok(graph.Add(y, u))
+}
+
+// modelGraph is the graph of one (B, T) with its executors.
+type modelGraph struct {
+	B, T      int
+	g         *gorgonia.ExprGraph
+	b         *graph.Batch
+	bind      map[*gorgonia.Node]kernels.Buffer
+	lp, ent   *gorgonia.Node // [N]
+	value     *gorgonia.Node // [N, 1] or nil
+	dlp, dval *gorgonia.Node // Late inputs
+	grads     []*gorgonia.Node
+	train     *graph.Executor // lazily compiled
+	eval      *graph.Executor
+	used      uint64 // LRU clock
+}
+
+func (mg *modelGraph) close() {
+	for _, e := range []*graph.Executor{mg.train, mg.eval} {
+		if e != nil {
+			e.Close()
+		}
+	}
+	mg.train, mg.eval = nil, nil
+}
+
+// build constructs the graph for B rows of T tokens.
+func (m *Model) build(B, T int) (*modelGraph, error) {
+	cfg := m.Config
+	c := &gctx{m: m, g: gorgonia.NewGraph(), b: graph.NewBatch(B, T), nodes: map[*Param]*gorgonia.Node{},
+		bind: map[*gorgonia.Node]kernels.Buffer{}}
+	D, Hq, Hkv := cfg.HeadDim, cfg.NumHeads, cfg.NumKVHeads
+	rope := &Param{Name: "rope_cos", Shape: []int{m.maxLen, D / 2}, W: m.cos}
+	ropeS := &Param{Name: "rope_sin", Shape: []int{m.maxLen, D / 2}, W: m.sin}
+	cos, sin := c.in(rope), c.in(ropeS)
+
+	x := c.ok(graph.Embedding(c.in(m.embed), c.b))
+	for l := range m.layers {
+		L := &m.layers[l]
+		h := c.ok(graph.RMSNorm(x, c.in(L.attnNorm), m.eps))
+		q, k, v := c.linear(h, L.q), c.linear(h, L.k), c.linear(h, L.v)
+		if c.err != nil {
+			return nil, c.err
+		}
+		var err error
+		if q, k, v, err = m.arch.qkvGraph(c, l, q, k, v); err != nil {
+			return nil, err
+		}
+		q = c.ok(graph.RoPE(q, cos, sin, c.b, Hq))
+		k = c.ok(graph.RoPE(k, cos, sin, c.b, Hkv))
+		if c.err != nil {
+			return nil, c.err
+		}
+		a := c.ok(graph.Attention(q, k, v, c.b, Hq, Hkv))
+		x = c.ok(graph.Add(x, c.linear(a, L.o)))
+		h = c.ok(graph.RMSNorm(x, c.in(L.mlpNorm), m.eps))
+		if c.err != nil {
+			return nil, c.err
+		}
+		s := c.ok(graph.SwiGLU(c.linear(h, L.gate), c.linear(h, L.up)))
+		x = c.ok(graph.Add(x, c.linear(s, L.down)))
+		if c.err != nil {
+			return nil, c.err
+		}
+	}
+	hf := c.ok(graph.RMSNorm(x, c.in(m.norm), m.eps))
+	logits := c.ok(graph.Linear(hf, c.in(m.lmHead)))
+	if c.err != nil {
+		return nil, c.err
+	}
+	mg := &modelGraph{B: B, T: T, g: c.g, b: c.b, bind: c.bind}
+	var err error
+	if mg.lp, mg.ent, err = graph.LogProbs(logits, c.b, true); err != nil {
+		return nil, err
+	}
+	if m.vw != nil {
+		mg.value = c.ok(graph.AddBias(c.ok(graph.Linear(hf, c.in(m.vw))), c.in(m.vb)))
+	}
+	if len(m.trainable) == 0 || c.err != nil {
+		return mg, c.err
+	}
+	N := B * T
+	mg.dlp = gorgonia.NewVector(c.g, gorgonia.Float32, gorgonia.WithShape(N), gorgonia.WithName("dlp"))
+	cost := c.ok(graph.Dot(mg.lp, mg.dlp))
+	if mg.value != nil {
+		mg.dval = gorgonia.NewMatrix(c.g, gorgonia.Float32, gorgonia.WithShape(N, 1), gorgonia.WithName("dval"))
+		cost = c.ok(graph.Add(cost, c.ok(graph.Dot(mg.value, mg.dval))))
+	}
+	if c.err != nil {
+		return nil, c.err
+	}
+	wrt := make(gorgonia.Nodes, len(m.trainable))
+	for i, p := range m.trainable {
+		wrt[i] = c.in(p)
+	}
+	if mg.grads, err = gorgonia.Grad(cost, wrt...); err != nil {
+		return nil, fmt.Errorf("gradient graph: %w", err)
+	}
+	return mg, nil
+}
+
+// graphCache keeps the most recently used graphs.
+type graphCache struct {
+	max   int
+	clock uint64
+	m     map[[2]int]*modelGraph
+}
+
+func newGraphCache(max int) *graphCache {
+	return &graphCache{max: max, m: map[[2]int]*modelGraph{}}
+}
+
+func (gc *graphCache) clear() {
+	for k, g := range gc.m {
+		g.close()
+		delete(gc.m, k)
+	}
+}
+
+// graphFor returns the cached graph for (B, bucket(T)), building it (and
+// evicting the least recently used one) when needed.
+func (m *Model) graphFor(B, maxT int) (*modelGraph, error) {
+	gc := m.graphs
+	tb := m.opt.TBucket
+	T := min((maxT+tb-1)/tb*tb, m.maxLen)
+	key := [2]int{B, T}
+	gc.clock++
+	if g, ok := gc.m[key]; ok {
+		g.used = gc.clock
+		return g, nil
+	}
+	if len(gc.m) >= gc.max {
+		var old [2]int
+		var oldest uint64 = ^uint64(0)
+		for k, g := range gc.m {
+			if g.used < oldest {
+				old, oldest = k, g.used
+			}
+		}
+		gc.m[old].close()
+		delete(gc.m, old)
+	}
+	g, err := m.build(B, T)
+	if err != nil {
+		return nil, fmt.Errorf("model: build graph B=%d T=%d: %w", B, T, err)
+	}
+	g.used = gc.clock
+	gc.m[key] = g
+	return g, nil
+}
+
+// executor returns the graph's training or forward-only executor.
+func (m *Model) executor(mg *modelGraph, train bool) (*graph.Executor, error) {
+	if train && mg.train != nil {
+		return mg.train, nil
+	}
+	if !train && mg.eval != nil {
+		return mg.eval, nil
+	}
+	cfg := graph.Config{Outputs: []*gorgonia.Node{mg.lp, mg.ent}, Bind: mg.bind}
+	if mg.value != nil {
+		cfg.Outputs = append(cfg.Outputs, mg.value)
+	}
+	if train {
+		cfg.Outputs = append(cfg.Outputs, mg.grads...)
+		cfg.Late = []*gorgonia.Node{mg.dlp}
+		if mg.dval != nil {
+			cfg.Late = append(cfg.Late, mg.dval)
+		}
+	}
+	e, err := graph.Compile(mg.g, m.be, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("model: compile B=%d T=%d: %w", mg.B, mg.T, err)
+	}
+	if train {
+		mg.train = e
+	} else {
+		mg.eval = e
+	}
+	return e, nil
+}
+
+// tensor returns the input node of the checkpoint tensor name.
+func (c *gctx) tensor(name string) (*gorgonia.Node, error) {
+	p := c.m.byName[name]
+	if p == nil {
+		return nil, fmt.Errorf("tensor %s is not in the checkpoint", name)
+	}
+	return c.in(p), nil
+}

@@ -1,0 +1,250 @@
+package model
+
+// The training API the SFT, GRPO and PPO trainers call. A micro-batch is a
+// list of token sequences (right padded internally); the trainer computes
+// its objective on the host from per-token log-probs and hands back
+// ∂loss/∂log-prob, and Step accumulates ∂loss/∂param into Param.G.
+
+import (
+	"fmt"
+
+	"github.com/argrl/argrl/kernels/graph"
+)
+
+// Outputs are per-token results of a forward pass, indexed [b][t] for
+// t < len(seqs[b]).
+type Outputs struct {
+	// LogProbs[b][t] = log p(seqs[b][t] | seqs[b][<t]) for t ≥ 1; [b][0] = 0.
+	LogProbs [][]float32
+	// Entropy[b][t] is the entropy of the distribution LogProbs[b][t] is
+	// drawn from (t ≥ 1); [b][0] = 0. Output only: no gradient.
+	Entropy [][]float32
+	// Values[b][t] is the value head on the hidden state of position t
+	// (which has seen tokens ≤ t); nil without Options.ValueHead.
+	Values [][]float32
+}
+
+// Grads are the host's ∂loss/∂Outputs, same indexing. A nil Values (or a
+// nil row) means zero; LogProbs[b][0] is ignored.
+type Grads struct {
+	LogProbs [][]float32
+	Values   [][]float32
+}
+
+// Step runs forward and backward on one micro-batch: forward with dropout
+// on the LoRA inputs, grad(outputs) on the host, then backward, adding
+// ∂loss/∂W to each trainable Param.G (call ZeroGrad to start a new
+// accumulation). Padding never contributes: a micro-batch of 8 sequences
+// and 8 micro-batches of one give the same G up to float rounding (with
+// dropout 0; dropout masks depend on the batch layout).
+func (m *Model) Step(seqs [][]int32, grad func(*Outputs) (*Grads, error)) error {
+	if len(m.trainable) == 0 {
+		return fmt.Errorf("model: Step: nothing to train (open with LoRA, Adapter, FullFT or ValueHead)")
+	}
+	if m.merged {
+		return fmt.Errorf("model: Step: adapters are merged; Unmerge first")
+	}
+	maxT, err := m.checkSeqs(seqs)
+	if err != nil {
+		return fmt.Errorf("model: Step: %w", err)
+	}
+	mg, err := m.graphFor(len(seqs), maxT)
+	if err != nil {
+		return err
+	}
+	ex, err := m.executor(mg, true)
+	if err != nil {
+		return err
+	}
+	fillBatch(mg.b, seqs)
+	mg.b.Eval = false
+	mg.b.Seed = 0
+	if m.lora != nil {
+		mg.b.Seed = mix64(m.lora.seed ^ mix64(m.steps+1))
+	}
+	m.steps++
+	if err := ex.Forward(); err != nil {
+		return fmt.Errorf("model: Step: %w", err)
+	}
+	out, err := m.outputs(ex, mg, seqs)
+	if err != nil {
+		return err
+	}
+	g, err := grad(out)
+	if err != nil {
+		return fmt.Errorf("model: Step: %w", err)
+	}
+	if g == nil {
+		return fmt.Errorf("model: Step: grad returned nil")
+	}
+	dlp, err := flatGrad(g.LogProbs, seqs, mg.T, true, "LogProbs")
+	if err != nil {
+		return err
+	}
+	if err := ex.Set(mg.dlp, dlp); err != nil {
+		return err
+	}
+	if mg.dval != nil {
+		dv, err := flatGrad(g.Values, seqs, mg.T, false, "Values")
+		if err != nil {
+			return err
+		}
+		if err := ex.Set(mg.dval, dv); err != nil {
+			return err
+		}
+	} else if g.Values != nil {
+		return fmt.Errorf("model: Step: Grads.Values given but the model has no value head")
+	}
+	if err := ex.Backward(); err != nil {
+		return fmt.Errorf("model: Step: %w", err)
+	}
+	for i, p := range m.trainable {
+		m.be.AXPBY(p.G, p.G, ex.Buffer(mg.grads[i]), 1, 1, p.Len())
+	}
+	if err := m.be.Sync(); err != nil {
+		return fmt.Errorf("model: Step: accumulate: %w", err)
+	}
+	return nil
+}
+
+// Forward runs a forward pass without dropout, with the adapters on (the
+// policy) or off (the frozen reference) as adapters says, whatever the
+// SetAdapters state (which it leaves unchanged). Without LoRA, adapters is
+// ignored (except that FullFT has no frozen reference to switch to).
+func (m *Model) Forward(seqs [][]int32, adapters bool) (*Outputs, error) {
+	if !adapters && m.merged {
+		return nil, fmt.Errorf("model: Forward: adapters are merged; Unmerge before computing the reference")
+	}
+	if !adapters && m.opt.FullFT {
+		return nil, fmt.Errorf("model: Forward: full fine-tuning keeps no frozen copy of the base weights")
+	}
+	maxT, err := m.checkSeqs(seqs)
+	if err != nil {
+		return nil, fmt.Errorf("model: Forward: %w", err)
+	}
+	mg, err := m.graphFor(len(seqs), maxT)
+	if err != nil {
+		return nil, err
+	}
+	ex, err := m.executor(mg, false)
+	if err != nil {
+		return nil, err
+	}
+	if m.lora != nil && !m.merged {
+		saved := m.scale
+		defer func() { m.scale = saved }()
+		m.scale = 0
+		if adapters {
+			m.scale = m.lora.scaleValue()
+		}
+	}
+	fillBatch(mg.b, seqs)
+	mg.b.Eval = true
+	if err := ex.Forward(); err != nil {
+		return nil, fmt.Errorf("model: Forward: %w", err)
+	}
+	return m.outputs(ex, mg, seqs)
+}
+
+// LogProbs is Forward(seqs, adapters).LogProbs.
+func (m *Model) LogProbs(seqs [][]int32, adapters bool) ([][]float32, error) {
+	o, err := m.Forward(seqs, adapters)
+	if err != nil {
+		return nil, err
+	}
+	return o.LogProbs, nil
+}
+
+// fillBatch right-pads seqs into the batch: ids (pad 0), next-token targets
+// (−1 past each row's last prediction) and lengths.
+func fillBatch(b *graph.Batch, seqs [][]int32) {
+	N := b.B * b.T
+	if len(b.IDs) != N {
+		b.IDs, b.Targets = make([]int32, N), make([]int32, N)
+	}
+	if len(b.Lens) != b.B {
+		b.Lens = make([]int32, b.B)
+	}
+	for r, s := range seqs {
+		b.Lens[r] = int32(len(s))
+		for t := 0; t < b.T; t++ {
+			i := r*b.T + t
+			b.IDs[i], b.Targets[i] = 0, -1
+			if t < len(s) {
+				b.IDs[i] = s[t]
+			}
+			if t+1 < len(s) {
+				b.Targets[i] = s[t+1]
+			}
+		}
+	}
+}
+
+// outputs reads the executor's per-token outputs back to [b][t] form.
+func (m *Model) outputs(ex *graph.Executor, mg *modelGraph, seqs [][]int32) (*Outputs, error) {
+	lp, err := ex.Read(mg.lp)
+	if err != nil {
+		return nil, fmt.Errorf("model: %w", err)
+	}
+	ent, err := ex.Read(mg.ent)
+	if err != nil {
+		return nil, fmt.Errorf("model: %w", err)
+	}
+	o := &Outputs{LogProbs: make([][]float32, len(seqs)), Entropy: make([][]float32, len(seqs))}
+	for b, s := range seqs {
+		o.LogProbs[b] = make([]float32, len(s))
+		o.Entropy[b] = make([]float32, len(s))
+		for t := 1; t < len(s); t++ { // row t−1 predicts token t
+			o.LogProbs[b][t] = lp[b*mg.T+t-1]
+			o.Entropy[b][t] = ent[b*mg.T+t-1]
+		}
+	}
+	if mg.value != nil {
+		v, err := ex.Read(mg.value)
+		if err != nil {
+			return nil, fmt.Errorf("model: %w", err)
+		}
+		o.Values = make([][]float32, len(seqs))
+		for b, s := range seqs {
+			o.Values[b] = append([]float32(nil), v[b*mg.T:b*mg.T+len(s)]...)
+		}
+	}
+	return o, nil
+}
+
+// flatGrad lays a host gradient [b][t] out as the graph's [B·T] rows:
+// shifted by one for log-probs (row t−1 holds token t), as is for values.
+func flatGrad(g [][]float32, seqs [][]int32, T int, shift bool, what string) ([]float32, error) {
+	out := make([]float32, len(seqs)*T)
+	if g == nil {
+		return out, nil
+	}
+	if len(g) != len(seqs) {
+		return nil, fmt.Errorf("model: Step: Grads.%s has %d rows, the batch %d", what, len(g), len(seqs))
+	}
+	for b, s := range seqs {
+		if g[b] == nil {
+			continue
+		}
+		if len(g[b]) != len(s) {
+			return nil, fmt.Errorf("model: Step: Grads.%s[%d] has %d entries, sequence %d has %d tokens", what, b, len(g[b]), b, len(s))
+		}
+		for t := range s {
+			switch {
+			case shift && t >= 1:
+				out[b*T+t-1] = g[b][t]
+			case !shift:
+				out[b*T+t] = g[b][t]
+			}
+		}
+	}
+	return out, nil
+}
+
+// mix64 is the splitmix64 finalizer.
+func mix64(z uint64) uint64 {
+	z += 0x9E3779B97F4A7C15
+	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9
+	z = (z ^ (z >> 27)) * 0x94D049BB133111EB
+	return z ^ (z >> 31)
+}
