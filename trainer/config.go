@@ -54,6 +54,11 @@ type DataConfig struct {
 	Test  string `yaml:"test"`
 	// ValMax caps the validation records scored at each evaluation (0: all).
 	ValMax int `yaml:"val_max"`
+	// BucketWindow: records are sorted by length within windows of this
+	// many optimizer steps' worth of records, so micro-batches pad little
+	// (0 or 1: plain shuffle; 64 is close to HF's group_by_length mega-batch
+	// of 50). See trainer/data.go.
+	BucketWindow int `yaml:"bucket_window"`
 }
 
 // LoRAConfig: W x + (α/r)·B A x on the target linear layers.
@@ -146,6 +151,14 @@ type InitConfig struct {
 type CheckpointConfig struct {
 	Every    int `yaml:"every"`     // optimizer steps between checkpoints
 	KeepLast int `yaml:"keep_last"` // 0: keep all; best/ is never deleted
+	// ResumeFrom names the checkpoint --resume continues from, e.g.
+	// step-000100 ("" = the one RUN/checkpoints/latest names).
+	ResumeFrom string `yaml:"resume_from"`
+	// Fallback lets --resume skip a corrupt or partial checkpoint and use
+	// the newest older complete one (false: refuse with an error).
+	Fallback bool `yaml:"fallback"`
+	// BestMetric is the eval metric (higher is better) that selects RUN/best.
+	BestMetric string `yaml:"best_metric"`
 }
 
 // Default returns every key's default (REFERENCE §5–§6, paper 001's SFT
@@ -155,6 +168,7 @@ func Default() Config {
 		Algo: "sft", Format: "tool_call", Judge: "builtin", LossAgg: "token-mean", EvalEvery: 50,
 		Run:   RunConfig{Dir: "runs/default", Seed: 1},
 		Model: ModelConfig{Backend: "cpu", MaxLen: 2048},
+		Data:  DataConfig{BucketWindow: 64},
 		LoRA: LoRAConfig{Enabled: true, R: 32, Alpha: 64, Dropout: 0.05,
 			Targets: []string{"q", "k", "v", "o", "gate", "up", "down"}},
 		Optim: OptimConfig{LR: 1e-4, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, WeightDecay: 0.0,
@@ -166,7 +180,7 @@ func Default() Config {
 		Adv:         AdvConfig{NormByStd: true, Delta: 1e-6},
 		Clip:        ClipConfig{EpsLow: 0.2, EpsHigh: 0.2},
 		PPO:         PPOConfig{Epochs: 1, Gamma: 1.0, Lambda: 0.95, VfCoef: 0.5, ValueClip: 0.2},
-		Checkpoint:  CheckpointConfig{Every: 100, KeepLast: 3},
+		Checkpoint:  CheckpointConfig{Every: 100, KeepLast: 3, BestMetric: "fcm"},
 	}
 }
 
@@ -233,6 +247,14 @@ func (c *Config) Validate() error {
 	}
 	if c.Clip.EpsLow < 0 || c.Clip.EpsHigh < 0 {
 		errs = append(errs, "keys \"clip.eps_low\"/\"clip.eps_high\" must be ≥ 0")
+	}
+	if c.Checkpoint.Every < 0 || c.Checkpoint.KeepLast < 0 || c.Data.BucketWindow < 0 {
+		errs = append(errs, "keys \"checkpoint.every\", \"checkpoint.keep_last\" and \"data.bucket_window\" must be ≥ 0")
+	}
+	if r := c.Checkpoint.ResumeFrom; r != "" {
+		if _, ok := parseStepName(r); !ok {
+			errs = append(errs, fmt.Sprintf("key \"checkpoint.resume_from\": %q is not a checkpoint name like step-000100", r))
+		}
 	}
 	if len(errs) > 0 {
 		return fmt.Errorf("invalid config: %s", strings.Join(errs, "; "))
