@@ -118,6 +118,10 @@ func WriteFile(path string, recs []Record) error {
 		tmp.Close()
 		return fmt.Errorf("data: write %s: %w", path, err)
 	}
+	if err := tmp.Chmod(0o644); err != nil { // CreateTemp makes 0600
+		tmp.Close()
+		return fmt.Errorf("data: write %s: %w", path, err)
+	}
 	if err := tmp.Sync(); err != nil {
 		tmp.Close()
 		return fmt.Errorf("data: write %s: %w", path, err)
