@@ -1,0 +1,340 @@
+// attention.cu: fused causal grouped-query attention, forward and backward
+// (kernels.RefAttention, kernels.RefAttentionBackward), and the KV-cache
+// write (kernels.RefKVWrite).
+//
+//	q, out, dq, dout [B,Tq,Hq,D]     k, v, dk, dv [S,Tmax,Hkv,D]
+//	lse, dsum        [B,Tq,Hq]       meta [3B] = slot[B], qpos[B], klen[B]
+//
+// Row (b,i,h) attends to key j of slot slot[b] iff j <= qpos[b]+i and
+// j < klen[b]; head h reads kv head h/G, G = Hq/Hkv. FlashAttention-style:
+// keys stream through shared memory in tiles with an online softmax, so no
+// T×T matrix exists; the backward recomputes probabilities from lse.
+//
+// A forward block owns up to 16 "rows" (query position i, head h) that share
+// one kv head: bq positions × gb heads of the group, so decoding (Tq = 1)
+// still reuses every K/V tile across the G query heads. Each warp owns rows
+// w, w+4, ...; lane j scores key j0+j of the tile, then every lane
+// accumulates its D/32 output dims. D <= 128 (checked by the host).
+#include "common.cuh"
+
+#define ATT_DMAX 128
+#define ATT_DPL (ATT_DMAX / 32)  // output dims per lane
+#define ATT_WARPS 4              // blockDim.x == 128 for every attention kernel
+#define ATT_BK 32                // key tile of attn_fwd / attn_bwd_dq
+#define ATT_ROWS 16              // rows per attn_fwd block
+#define ATT_RPW (ATT_ROWS / ATT_WARPS)
+#define ATT_BROWS 8              // rows per attn_bwd_dq block
+#define ATT_BRPW (ATT_BROWS / ATT_WARPS)
+#define ATT_KT 16                // key tile of attn_bwd_dkdv
+#define ATT_QT 16                // query tile of attn_bwd_dkdv
+
+// attn_fwd: grid (ceil(Tq/bq), Hkv*ceil(G/gb), B), block 128; bq*gb <= 16.
+extern "C" __global__ void attn_fwd(float* out, float* lse, const float* q, const float* k, const float* v,
+                                    const int* meta, int B, int Tq, int Hq, int Hkv, int D, int Tmax,
+                                    float scale, int gb, int bq) {
+  __shared__ float qs[ATT_ROWS][ATT_DMAX];
+  __shared__ float ks[ATT_BK][ATT_DMAX + 1];  // +1: lane j reads row j without bank conflicts
+  __shared__ float vs[ATT_BK][ATT_DMAX];
+  __shared__ float ps[ATT_WARPS][ATT_BK];
+  const int G = Hq / Hkv, ngb = (G + gb - 1) / gb;
+  const int b = blockIdx.z, hk = blockIdx.y / ngb, g0 = (blockIdx.y % ngb) * gb, i0 = blockIdx.x * bq;
+  const int slot = meta[b], qpos = meta[B + b], klen = meta[2 * B + b];
+  const int rows = bq * gb, tid = threadIdx.x, lane = tid & 31, w = tid >> 5;
+
+  for (int e = tid; e < rows * D; e += blockDim.x) {
+    int r = e / D, d = e % D, i = i0 + r / gb, g = g0 + r % gb;
+    qs[r][d] = (i < Tq && g < G) ? q[(((long long)b * Tq + i) * Hq + hk * G + g) * D + d] : 0.f;
+  }
+  const int kend = min(klen, qpos + min(i0 + bq, Tq));  // keys any row of the block can see
+
+  float m[ATT_RPW], l[ATT_RPW], acc[ATT_RPW][ATT_DPL];
+#pragma unroll
+  for (int rr = 0; rr < ATT_RPW; rr++) {
+    m[rr] = -INFINITY;
+    l[rr] = 0.f;
+#pragma unroll
+    for (int t = 0; t < ATT_DPL; t++) acc[rr][t] = 0.f;
+  }
+
+  for (int j0 = 0; j0 < kend; j0 += ATT_BK) {
+    __syncthreads();  // qs loaded / previous tile consumed
+    for (int e = tid; e < ATT_BK * D; e += blockDim.x) {
+      int jj = e / D, d = e % D, j = j0 + jj;
+      float kx = 0.f, vx = 0.f;
+      if (j < kend) {
+        long long o = (((long long)slot * Tmax + j) * Hkv + hk) * D + d;
+        kx = k[o];
+        vx = v[o];
+      }
+      ks[jj][d] = kx;
+      vs[jj][d] = vx;
+    }
+    __syncthreads();
+#pragma unroll
+    for (int rr = 0; rr < ATT_RPW; rr++) {
+      int r = w + ATT_WARPS * rr;
+      int i = i0 + r / gb, g = g0 + r % gb;
+      if (r >= rows || i >= Tq || g >= G) continue;  // warp-uniform
+      int j = j0 + lane;
+      float s = -INFINITY;
+      if (j < kend && j <= qpos + i) {
+        float dot = 0.f;
+        for (int d = 0; d < D; d++) dot += qs[r][d] * ks[lane][d];
+        s = dot * scale;
+      }
+      float mnew = fmaxf(m[rr], warp_max(s));
+      if (mnew == -INFINITY) continue;  // warp-uniform: nothing visible yet
+      float p = (s == -INFINITY) ? 0.f : expf(s - mnew);
+      float alpha = (m[rr] == -INFINITY) ? 0.f : expf(m[rr] - mnew);
+      l[rr] = l[rr] * alpha + warp_sum(p);
+      m[rr] = mnew;
+      ps[w][lane] = p;
+      __syncwarp();
+#pragma unroll
+      for (int t = 0; t < ATT_DPL; t++) {
+        int d = lane + 32 * t;
+        if (d < D) {
+          float a = acc[rr][t] * alpha;
+          for (int jj = 0; jj < ATT_BK; jj++) a += ps[w][jj] * vs[jj][d];
+          acc[rr][t] = a;
+        }
+      }
+      __syncwarp();  // ps[w] is rewritten by the next row
+    }
+  }
+
+#pragma unroll
+  for (int rr = 0; rr < ATT_RPW; rr++) {
+    int r = w + ATT_WARPS * rr;
+    int i = i0 + r / gb, g = g0 + r % gb;
+    if (r >= rows || i >= Tq || g >= G) continue;
+    long long row = ((long long)b * Tq + i) * Hq + hk * G + g;
+    bool none = (m[rr] == -INFINITY);
+    float inv = none ? 0.f : 1.f / l[rr];
+#pragma unroll
+    for (int t = 0; t < ATT_DPL; t++) {
+      int d = lane + 32 * t;
+      if (d < D) out[row * D + d] = none ? 0.f : acc[rr][t] * inv;
+    }
+    if (lane == 0) lse[row] = none ? -INFINITY : m[rr] + logf(l[rr]);
+  }
+}
+
+// attn_bwd_dq: grid (ceil(Tq/bq), Hkv*ceil(G/gb), B), block 128; bq*gb <= 8.
+// Writes dq and dsum[row] = Σ_d dout·out (read by attn_bwd_dkdv).
+//
+//	P = exp(scale*q·k_j - lse); dS = P*(dout·v_j - dsum); dq = scale*Σ_j dS*k_j
+extern "C" __global__ void attn_bwd_dq(float* dq, float* dsum, const float* dout, const float* q,
+                                       const float* k, const float* v, const float* out, const float* lse,
+                                       const int* meta, int B, int Tq, int Hq, int Hkv, int D, int Tmax,
+                                       float scale, int gb, int bq) {
+  __shared__ float qs[ATT_BROWS][ATT_DMAX];
+  __shared__ float dos[ATT_BROWS][ATT_DMAX];
+  __shared__ float ks[ATT_BK][ATT_DMAX + 1];
+  __shared__ float vs[ATT_BK][ATT_DMAX + 1];
+  __shared__ float dss[ATT_WARPS][ATT_BK];
+  const int G = Hq / Hkv, ngb = (G + gb - 1) / gb;
+  const int b = blockIdx.z, hk = blockIdx.y / ngb, g0 = (blockIdx.y % ngb) * gb, i0 = blockIdx.x * bq;
+  const int slot = meta[b], qpos = meta[B + b], klen = meta[2 * B + b];
+  const int rows = bq * gb, tid = threadIdx.x, lane = tid & 31, w = tid >> 5;
+
+  for (int e = tid; e < rows * D; e += blockDim.x) {
+    int r = e / D, d = e % D, i = i0 + r / gb, g = g0 + r % gb;
+    bool ok = i < Tq && g < G;
+    long long o = (((long long)b * Tq + i) * Hq + hk * G + g) * D + d;
+    qs[r][d] = ok ? q[o] : 0.f;
+    dos[r][d] = ok ? dout[o] : 0.f;
+  }
+  __syncthreads();
+
+  float ds_[ATT_BRPW], ls[ATT_BRPW], acc[ATT_BRPW][ATT_DPL];
+#pragma unroll
+  for (int rr = 0; rr < ATT_BRPW; rr++) {
+    int r = w + ATT_WARPS * rr;
+    int i = i0 + r / gb, g = g0 + r % gb;
+    ds_[rr] = 0.f;
+    ls[rr] = -INFINITY;
+#pragma unroll
+    for (int t = 0; t < ATT_DPL; t++) acc[rr][t] = 0.f;
+    if (r >= rows || i >= Tq || g >= G) continue;
+    long long row = ((long long)b * Tq + i) * Hq + hk * G + g;
+    float s = 0.f;
+    for (int d = lane; d < D; d += 32) s += dos[r][d] * out[row * D + d];
+    ds_[rr] = warp_sum(s);
+    ls[rr] = lse[row];
+    if (lane == 0) dsum[row] = ds_[rr];
+  }
+  const int kend = min(klen, qpos + min(i0 + bq, Tq));
+
+  for (int j0 = 0; j0 < kend; j0 += ATT_BK) {
+    __syncthreads();
+    for (int e = tid; e < ATT_BK * D; e += blockDim.x) {
+      int jj = e / D, d = e % D, j = j0 + jj;
+      float kx = 0.f, vx = 0.f;
+      if (j < kend) {
+        long long o = (((long long)slot * Tmax + j) * Hkv + hk) * D + d;
+        kx = k[o];
+        vx = v[o];
+      }
+      ks[jj][d] = kx;
+      vs[jj][d] = vx;
+    }
+    __syncthreads();
+#pragma unroll
+    for (int rr = 0; rr < ATT_BRPW; rr++) {
+      int r = w + ATT_WARPS * rr;
+      int i = i0 + r / gb, g = g0 + r % gb;
+      if (r >= rows || i >= Tq || g >= G || ls[rr] == -INFINITY) continue;  // warp-uniform
+      int j = j0 + lane;
+      float dsv = 0.f;
+      if (j < kend && j <= qpos + i) {
+        float dot = 0.f, dp = 0.f;
+        for (int d = 0; d < D; d++) {
+          dot += qs[r][d] * ks[lane][d];
+          dp += dos[r][d] * vs[lane][d];
+        }
+        float p = expf(scale * dot - ls[rr]);
+        dsv = p * (dp - ds_[rr]);
+      }
+      dss[w][lane] = dsv;
+      __syncwarp();
+#pragma unroll
+      for (int t = 0; t < ATT_DPL; t++) {
+        int d = lane + 32 * t;
+        if (d < D) {
+          float a = acc[rr][t];
+          for (int jj = 0; jj < ATT_BK; jj++) a += dss[w][jj] * ks[jj][d];
+          acc[rr][t] = a;
+        }
+      }
+      __syncwarp();
+    }
+  }
+
+#pragma unroll
+  for (int rr = 0; rr < ATT_BRPW; rr++) {
+    int r = w + ATT_WARPS * rr;
+    int i = i0 + r / gb, g = g0 + r % gb;
+    if (r >= rows || i >= Tq || g >= G) continue;
+    long long row = ((long long)b * Tq + i) * Hq + hk * G + g;
+#pragma unroll
+    for (int t = 0; t < ATT_DPL; t++) {
+      int d = lane + 32 * t;
+      if (d < D) dq[row * D + d] = scale * acc[rr][t];
+    }
+  }
+}
+
+// attn_bwd_dkdv: grid (ceil(Tmax/16), Hkv, S), block 128. The block owns keys
+// [j0, j0+16) of kv head hk in slot s and loops over every (batch row b with
+// slot[b] == s, head of the group, query tile) that sees them, so GQA heads
+// and batch rows sharing a slot are summed without atomics. Every element of
+// dk and dv is written (0 where no query reads the key).
+//
+//	dv_j = Σ P*dout;  dk_j = scale*Σ dS*q
+extern "C" __global__ void attn_bwd_dkdv(float* dk, float* dv, const float* dout, const float* q,
+                                         const float* k, const float* v, const float* lse, const float* dsum,
+                                         const int* meta, int B, int Tq, int Hq, int Hkv, int D, int Tmax,
+                                         float scale) {
+  __shared__ float ks[ATT_KT][ATT_DMAX + 1];
+  __shared__ float vs[ATT_KT][ATT_DMAX + 1];
+  __shared__ float qs[ATT_QT][ATT_DMAX + 1];
+  __shared__ float dos[ATT_QT][ATT_DMAX + 1];
+  __shared__ float ps[ATT_QT][ATT_KT + 1];
+  __shared__ float dss[ATT_QT][ATT_KT + 1];
+  __shared__ float lse_s[ATT_QT], dsum_s[ATT_QT];
+  const int G = Hq / Hkv;
+  const int s = blockIdx.z, hk = blockIdx.y, j0 = blockIdx.x * ATT_KT, tid = threadIdx.x;
+  const int c = tid >> 3, d0 = tid & 7;  // this thread accumulates key j0+c, dims d0+8u
+
+  for (int e = tid; e < ATT_KT * D; e += blockDim.x) {
+    int jj = e / D, d = e % D, j = j0 + jj;
+    long long o = (((long long)s * Tmax + j) * Hkv + hk) * D + d;
+    ks[jj][d] = j < Tmax ? k[o] : 0.f;
+    vs[jj][d] = j < Tmax ? v[o] : 0.f;
+  }
+  float dka[ATT_DMAX / 8], dva[ATT_DMAX / 8];
+#pragma unroll
+  for (int u = 0; u < ATT_DMAX / 8; u++) dka[u] = dva[u] = 0.f;
+
+  for (int b = 0; b < B; b++) {
+    const int qpos = meta[B + b], klen = meta[2 * B + b];
+    if (meta[b] != s || j0 >= klen) continue;  // block-uniform
+    const int ist = max(0, j0 - qpos);          // earlier queries see none of these keys
+    for (int g = 0; g < G; g++) {
+      const int h = hk * G + g;
+      for (int ib = ist; ib < Tq; ib += ATT_QT) {
+        __syncthreads();  // previous tile consumed (and ks/vs loaded, first time)
+        for (int e = tid; e < ATT_QT * D; e += blockDim.x) {
+          int r = e / D, d = e % D, i = ib + r;
+          long long o = (((long long)b * Tq + i) * Hq + h) * D + d;
+          qs[r][d] = i < Tq ? q[o] : 0.f;
+          dos[r][d] = i < Tq ? dout[o] : 0.f;
+        }
+        for (int r = tid; r < ATT_QT; r += blockDim.x) {
+          int i = ib + r;
+          long long row = ((long long)b * Tq + i) * Hq + h;
+          lse_s[r] = i < Tq ? lse[row] : -INFINITY;
+          dsum_s[r] = i < Tq ? dsum[row] : 0.f;
+        }
+        __syncthreads();
+        for (int e = tid; e < ATT_QT * ATT_KT; e += blockDim.x) {
+          int r = e / ATT_KT, cc = e % ATT_KT, i = ib + r, j = j0 + cc;
+          float p = 0.f, dsv = 0.f;
+          if (i < Tq && j < klen && j <= qpos + i && lse_s[r] != -INFINITY) {
+            float dot = 0.f, dp = 0.f;
+            for (int d = 0; d < D; d++) {
+              dot += qs[r][d] * ks[cc][d];
+              dp += dos[r][d] * vs[cc][d];
+            }
+            p = expf(scale * dot - lse_s[r]);
+            dsv = p * (dp - dsum_s[r]);
+          }
+          ps[r][cc] = p;
+          dss[r][cc] = dsv;
+        }
+        __syncthreads();
+#pragma unroll
+        for (int u = 0; u < ATT_DMAX / 8; u++) {
+          int d = d0 + 8 * u;
+          if (d < D) {
+            float a = dva[u], bb = dka[u];
+            for (int r = 0; r < ATT_QT; r++) {
+              a += ps[r][c] * dos[r][d];
+              bb += dss[r][c] * qs[r][d];
+            }
+            dva[u] = a;
+            dka[u] = bb;
+          }
+        }
+      }
+    }
+  }
+
+  int j = j0 + c;
+  if (j < Tmax) {
+    long long o = (((long long)s * Tmax + j) * Hkv + hk) * D;
+#pragma unroll
+    for (int u = 0; u < ATT_DMAX / 8; u++) {
+      int d = d0 + 8 * u;
+      if (d < D) {
+        dk[o + d] = scale * dka[u];
+        dv[o + d] = dva[u];
+      }
+    }
+  }
+}
+
+// kv_write: one thread per element of x [B,T,Hkv,D]; meta [2B] = slot[B],
+// pos[B] (validated by the host: pos+T <= Tmax, slot < S).
+//
+//	cache[((slot[b]*Tmax+pos[b]+t)*Hkv+h)*D+d] = x[((b*T+t)*Hkv+h)*D+d]
+extern "C" __global__ void kv_write(float* cache, const float* x, const int* meta, int B, int T, int Hkv, int D,
+                                    int Tmax) {
+  const long long HD = (long long)Hkv * D;
+  GRID_STRIDE(e, (long long)B * T * HD) {
+    long long hd = e % HD, bt = e / HD;
+    int t = (int)(bt % T), b = (int)(bt / T);
+    cache[((long long)meta[b] * Tmax + meta[B + b] + t) * HD + hd] = x[e];
+  }
+}

@@ -1,0 +1,277 @@
+package cuda
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"sync"
+	"unsafe"
+
+	"github.com/argrl/argrl/kernels"
+)
+
+// Options tune the backend.
+type Options struct {
+	// BF16TensorCores makes MatMuls whose B operand is BF16 round A to bf16
+	// and run a bf16 tensor-core GEMM with float32 accumulation (as PyTorch
+	// autocast does). Off, B is widened into float32 scratch and the GEMM is
+	// float32 throughout, which matches the CPU backend to float32 rounding.
+	// Training a 7B model wants it on (see the package comment).
+	BF16TensorCores bool
+}
+
+// Backend implements kernels.Backend on a device: the GPU in the cuda
+// build, or the CPU emulator of the kernels (NewEmulated).
+//
+// Buffers are device memory from a caching pool; views share their parent's
+// memory. F32 and BF16 storage as in the CPU backend: outputs, MatMul's A
+// and C, and in-place state must be F32; read-only inputs may be BF16
+// (Embedding tables and MatMul B natively, others through a temporary f32
+// copy). Integer side inputs are uploaded per call into pooled scratch. All
+// work goes to one stream in issue order; errors are recorded and returned
+// by Sync. Methods are safe for concurrent use (they serialize).
+type Backend struct {
+	mu   sync.Mutex
+	dev  device
+	opt  Options
+	err  error
+	pool pool
+	ints intCache
+}
+
+var _ kernels.Backend = (*Backend)(nil)
+
+func newBackend(dev device, opt Options) *Backend {
+	return &Backend{dev: dev, opt: opt, pool: pool{dev: dev, bins: map[int64][]devPtr{}}}
+}
+
+// Name is "cuda" on a GPU, "cuda-emu" on the CPU emulator.
+func (be *Backend) Name() string { return be.dev.name() }
+
+// Close frees every cached device block and releases the device. Buffers
+// still allocated become invalid.
+func (be *Backend) Close() error {
+	be.mu.Lock()
+	defer be.mu.Unlock()
+	for i, e := range be.ints.ent {
+		if e.size > 0 {
+			be.pool.put(e.p, e.size)
+			be.ints.ent[i] = intEntry{}
+		}
+	}
+	err := be.pool.trim()
+	return errors.Join(err, be.dev.close())
+}
+
+// MemStats reports the pool: bytes handed out now, the peak of that, and
+// bytes cached for reuse.
+type MemStats struct{ InUse, Peak, Cached int64 }
+
+// MemStats returns the allocator's counters.
+func (be *Backend) MemStats() MemStats {
+	be.mu.Lock()
+	defer be.mu.Unlock()
+	return MemStats{InUse: be.pool.inUse, Peak: be.pool.peak, Cached: be.pool.cached}
+}
+
+// store is one pooled allocation.
+type store struct {
+	ptr   devPtr
+	size  int64 // bytes reserved (pool size class)
+	freed bool
+}
+
+// buffer is an Alloc'd buffer or a view of one.
+type buffer struct {
+	st   *store
+	off  int // elements
+	n    int
+	dt   kernels.DType
+	view bool
+}
+
+func (b *buffer) Len() int             { return b.n }
+func (b *buffer) DType() kernels.DType { return b.dt }
+func (b *buffer) ptr() devPtr          { return b.st.ptr + devPtr(b.off*esize(b.dt)) }
+func (b *buffer) bytes() int64         { return int64(b.n) * int64(esize(b.dt)) }
+
+func esize(dt kernels.DType) int {
+	if dt == kernels.BF16 {
+		return 2
+	}
+	return 4
+}
+
+// fail records err unless an earlier error is pending (be.mu held).
+func (be *Backend) fail(err error) {
+	if be.err == nil {
+		be.err = err
+	}
+}
+
+// Sync waits for all queued work and returns (and clears) the first error.
+func (be *Backend) Sync() error {
+	be.mu.Lock()
+	defer be.mu.Unlock()
+	if err := be.dev.sync(); err != nil {
+		be.fail(fmt.Errorf("%s: %w", be.dev.name(), err))
+	}
+	err := be.err
+	be.err = nil
+	return err
+}
+
+func (be *Backend) Alloc(dt kernels.DType, n int) kernels.Buffer {
+	o := be.begin("Alloc")
+	defer o.end()
+	if dt != kernels.F32 && dt != kernels.BF16 {
+		be.fail(fmt.Errorf("%s: Alloc: unknown dtype %d", be.Name(), dt))
+		dt = kernels.F32
+	}
+	if n < 0 {
+		be.fail(fmt.Errorf("%s: Alloc: negative length %d", be.Name(), n))
+		n = 0
+	}
+	bytes := int64(n) * int64(esize(dt))
+	p, size, err := be.pool.get(bytes)
+	if err != nil {
+		be.fail(fmt.Errorf("%s: Alloc(%v, %d): %w", be.Name(), dt, n, err))
+		return &buffer{st: &store{freed: true}, dt: dt}
+	}
+	if err := be.dev.memset32(p, 0, (bytes+3)/4); err != nil {
+		be.fail(fmt.Errorf("%s: Alloc: zero fill: %w", be.Name(), err))
+	}
+	return &buffer{st: &store{ptr: p, size: size}, n: n, dt: dt}
+}
+
+func (be *Backend) Free(b kernels.Buffer) {
+	o := be.begin("Free")
+	defer o.end()
+	cb, ok := b.(*buffer)
+	if !ok || cb == nil {
+		be.fail(fmt.Errorf("%s: Free: not a %s buffer (%T)", be.Name(), be.Name(), b))
+		return
+	}
+	if cb.view {
+		return
+	}
+	if cb.st.freed {
+		be.fail(fmt.Errorf("%s: Free: buffer freed twice", be.Name()))
+		return
+	}
+	cb.st.freed = true
+	be.pool.put(cb.st.ptr, cb.st.size)
+}
+
+func (be *Backend) View(b kernels.Buffer, off, n int) kernels.Buffer {
+	o := be.begin("View")
+	defer o.end()
+	cb := o.get("b", b, 0)
+	if cb == nil {
+		return &buffer{st: &store{freed: true}, view: true}
+	}
+	if off < 0 || n < 0 || off+n > cb.n {
+		o.failf("[%d, %d) outside buffer of %d", off, off+n, cb.n)
+		return &buffer{st: &store{freed: true}, dt: cb.dt, view: true}
+	}
+	return &buffer{st: cb.st, off: cb.off + off, n: n, dt: cb.dt, view: true}
+}
+
+func f32bytes(v []float32) []byte {
+	if len(v) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(&v[0])), 4*len(v))
+}
+
+func u16bytes(v []uint16) []byte {
+	if len(v) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(&v[0])), 2*len(v))
+}
+
+func i32bytes(v []int32) []byte {
+	if len(v) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(&v[0])), 4*len(v))
+}
+
+// CopyIn uploads src (converting to bf16 on the host for BF16 buffers, so
+// half the bytes cross the bus).
+func (be *Backend) CopyIn(dst kernels.Buffer, src []float32) {
+	o := be.begin("CopyIn")
+	defer o.end()
+	d := o.get("dst", dst, len(src))
+	if d == nil {
+		return
+	}
+	if d.n != len(src) {
+		o.failf("dst has %d elements, src %d", d.n, len(src))
+		return
+	}
+	if d.dt == kernels.F32 {
+		o.check(be.dev.htod(d.ptr(), f32bytes(src)))
+		return
+	}
+	h := make([]uint16, len(src))
+	for i, x := range src {
+		h[i] = kernels.BF16FromFloat32(x)
+	}
+	o.check(be.dev.htod(d.ptr(), u16bytes(h)))
+}
+
+// CopyOut downloads src into dst; it waits for the work queued before it.
+func (be *Backend) CopyOut(dst []float32, src kernels.Buffer) {
+	o := be.begin("CopyOut")
+	defer o.end()
+	s := o.get("src", src, len(dst))
+	if s == nil {
+		return
+	}
+	if s.n != len(dst) {
+		o.failf("src has %d elements, dst %d", s.n, len(dst))
+		return
+	}
+	if s.dt == kernels.F32 {
+		o.check(be.dev.dtoh(f32bytes(dst), s.ptr()))
+		return
+	}
+	h := make([]uint16, len(dst))
+	if o.check(be.dev.dtoh(u16bytes(h), s.ptr())) {
+		for i, x := range h {
+			dst[i] = kernels.Float32FromBF16(x)
+		}
+	}
+}
+
+func (be *Backend) Copy(dst, src kernels.Buffer) {
+	o := be.begin("Copy")
+	defer o.end()
+	d, s := o.get("dst", dst, 0), o.get("src", src, 0)
+	if o.bad {
+		return
+	}
+	if d.n != s.n || d.dt != s.dt {
+		o.failf("dst is %d×%v, src %d×%v", d.n, d.dt, s.n, s.dt)
+		return
+	}
+	if d.n > 0 {
+		o.check(be.dev.dtod(d.ptr(), s.ptr(), d.bytes()))
+	}
+}
+
+func (be *Backend) Fill(dst kernels.Buffer, v float32) {
+	o := be.begin("Fill")
+	defer o.end()
+	d := o.get("dst", dst, 0)
+	if d == nil || d.n == 0 {
+		return
+	}
+	if d.dt == kernels.F32 {
+		o.check(be.dev.memset32(d.ptr(), math.Float32bits(v), int64(d.n)))
+	} else {
+		o.check(be.dev.memset16(d.ptr(), kernels.BF16FromFloat32(v), int64(d.n)))
+	}
+}

@@ -1,0 +1,68 @@
+package cuda
+
+import "github.com/argrl/argrl/kernels"
+
+// MatMul maps the row-major contract onto cuBLAS's column-major GEMM: a
+// row-major X (r×c) is the column-major Xᵀ, so C = op(A)·op(B) is computed
+// as Cᵀ = op(B)ᵀ·op(A)ᵀ, i.e. cuBLAS's A is our B and its B is our A:
+//
+//	cublas(transa = TransB, transb = TransA, m = N, n = M, k = K,
+//	       A = B, lda = TransB ? K : N,  B = A, ldb = TransA ? M : K,
+//	       C = C, ldc = N), strides as given.
+//
+// A BF16 B operand is widened into float32 scratch (exact), or with
+// Options.BF16TensorCores A is rounded to bf16 instead and the GEMM runs on
+// bf16 tensor cores with float32 accumulation.
+func (be *Backend) MatMul(c, a, b kernels.Buffer, p kernels.MatMulParams) {
+	o := be.begin("MatMul")
+	defer o.end()
+	o.dims("Batch, M, N, K, StrideA, StrideB, StrideC", p.Batch, p.M, p.N, p.K, p.StrideA, p.StrideB, p.StrideC)
+	if p.Batch > 1 && p.StrideC == 0 {
+		o.failf("StrideC = 0 with Batch = %d", p.Batch)
+	}
+	if o.bad || p.Batch == 0 || p.M*p.N == 0 {
+		return
+	}
+	need := func(stride, elems int) int { return (p.Batch-1)*stride + elems }
+	nA, nB, nC := need(p.StrideA, p.M*p.K), need(p.StrideB, p.K*p.N), need(p.StrideC, p.M*p.N)
+	cp := o.out("c", c, nC)
+	ab := o.get("a", a, nA)
+	bb := o.get("b", b, nB)
+	if o.bad {
+		return
+	}
+	if ab.dt != kernels.F32 {
+		o.failf("a must be f32, is %v", ab.dt)
+		return
+	}
+	g := gemmCall{
+		TransA: p.TransB, TransB: p.TransA,
+		M: p.N, N: p.M, K: p.K, Batch: p.Batch,
+		Alpha: p.Alpha, Beta: p.Beta,
+		A: bb.ptr(), B: ab.ptr(), C: cp,
+		TypeA: tF32, TypeB: tF32, TypeC: tF32,
+		LdA:     int64(max(1, pick(p.TransB, p.K, p.N))),
+		LdB:     int64(max(1, pick(p.TransA, p.M, p.K))),
+		LdC:     int64(p.N),
+		StrideA: int64(p.StrideB), StrideB: int64(p.StrideA), StrideC: int64(p.StrideC),
+	}
+	if bb.dt == kernels.BF16 {
+		if be.opt.BF16TensorCores {
+			g.TypeA, g.TypeB = tBF16, tBF16
+			g.B = o.scratch(int64(nA) * 2)
+			o.launch("f32_to_bf16_kernel", grid1(int64(nA)), block1, pArg(g.B), pArg(ab.ptr()), lArg(int64(nA)))
+		} else {
+			g.A = o.in("b", b, nB)
+		}
+	}
+	if !o.bad {
+		o.check(be.dev.gemm(&g))
+	}
+}
+
+func pick(c bool, x, y int) int {
+	if c {
+		return x
+	}
+	return y
+}

@@ -1,0 +1,31 @@
+//go:build argrl_cuda
+
+package cuda
+
+import "github.com/argrl/argrl/kernels"
+
+// Available reports whether this binary was built with the CUDA backend.
+const Available = true
+
+// New opens the CUDA backend on device ordinal 0 (CUDA_VISIBLE_DEVICES
+// selects the GPU).
+func New(opt Options) (*Backend, error) {
+	d, err := newCUDADevice(0)
+	if err != nil {
+		return nil, err
+	}
+	return newBackend(d, opt), nil
+}
+
+// Device describes the GPU ("NVIDIA H200 (sm_90, PTX sm_90)").
+func (be *Backend) Device() string {
+	if d, ok := be.dev.(*cuDevice); ok {
+		return d.label
+	}
+	return be.dev.name()
+}
+
+func init() {
+	kernels.Register("cuda", func() (kernels.Backend, error) { return New(Options{}) })
+	kernels.Register("cuda-bf16tc", func() (kernels.Backend, error) { return New(Options{BF16TensorCores: true}) })
+}

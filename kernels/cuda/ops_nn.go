@@ -1,0 +1,195 @@
+package cuda
+
+import "github.com/argrl/argrl/kernels"
+
+// Shape legend: N rows, C channels, H heads, D head dim, V vocabulary.
+
+func (be *Backend) Embedding(out, table kernels.Buffer, ids []int32, C int) {
+	o := be.begin("Embedding")
+	defer o.end()
+	o.dims("C", C)
+	N := len(ids)
+	t := o.get("table", table, 0)
+	op := o.out("out", out, N*C)
+	if o.bad || N*C == 0 {
+		return
+	}
+	if !o.idsIn("ids", ids, t.n/C) {
+		return
+	}
+	k := "embedding_fwd"
+	if t.dt == kernels.BF16 {
+		k = "embedding_fwd_bf16"
+	}
+	o.launch(k, grid1(int64(N*C)), block1, pArg(op), pArg(t.ptr()), pArg(o.ints(ids)), iArg(N), iArg(C))
+}
+
+func (be *Backend) EmbeddingBackward(dtable, dout kernels.Buffer, ids []int32, C int) {
+	o := be.begin("EmbeddingBackward")
+	defer o.end()
+	o.dims("C", C)
+	N := len(ids)
+	d := o.get("dtable", dtable, 0)
+	dt := o.out("dtable", dtable, 0)
+	dp := o.in("dout", dout, N*C)
+	if o.bad {
+		return
+	}
+	if d.n > 0 && !o.check(be.dev.memset32(dt, 0, int64(d.n))) {
+		return
+	}
+	if N*C == 0 || !o.idsIn("ids", ids, d.n/C) {
+		return
+	}
+	o.launch("embedding_bwd", grid1(int64(N*C)), block1, pArg(dt), pArg(dp), pArg(o.ints(ids)), iArg(N), iArg(C))
+}
+
+// idsIn checks 0 <= ids[i] < n.
+func (o *opCtx) idsIn(name string, ids []int32, n int) bool {
+	for i, id := range ids {
+		if id < 0 || int(id) >= n {
+			o.failf("%s[%d] = %d outside [0, %d)", name, i, id, n)
+			return false
+		}
+	}
+	return true
+}
+
+func (be *Backend) RMSNorm(out, rstd, x, w kernels.Buffer, N, C int, eps float32) {
+	o := be.begin("RMSNorm")
+	defer o.end()
+	o.dims("N, C", N, C)
+	op, rp := o.out("out", out, N*C), o.out("rstd", rstd, N)
+	xp, wp := o.in("x", x, N*C), o.in("w", w, C)
+	if o.bad || N == 0 {
+		return
+	}
+	o.launch("rmsnorm_fwd", dim3{N, 1, 1}, rowBlock(C), pArg(op), pArg(rp), pArg(xp), pArg(wp), iArg(N), iArg(C), fArg(eps))
+}
+
+func (be *Backend) RMSNormBackward(dx, dw, dout, x, w, rstd kernels.Buffer, N, C int) {
+	o := be.begin("RMSNormBackward")
+	defer o.end()
+	o.dims("N, C", N, C)
+	dxp, dwp := o.out("dx", dx, N*C), o.out("dw", dw, C)
+	dop, xp, wp, rp := o.in("dout", dout, N*C), o.in("x", x, N*C), o.in("w", w, C), o.in("rstd", rstd, N)
+	if o.bad || C == 0 {
+		return
+	}
+	if N == 0 {
+		o.check(be.dev.memset32(dwp, 0, int64(C)))
+		return
+	}
+	o.launch("rmsnorm_bwd_dx", dim3{N, 1, 1}, rowBlock(C), pArg(dxp), pArg(dop), pArg(xp), pArg(wp), pArg(rp), iArg(N), iArg(C))
+	cols := (C + 255) / 256
+	R, P := rowChunks(N)
+	if P == 1 {
+		o.launch("rmsnorm_bwd_dw_partial", dim3{cols, 1, 1}, block1, pArg(dwp), pArg(dop), pArg(xp), pArg(rp), iArg(N), iArg(C), iArg(N))
+		return
+	}
+	part := o.scratch(int64(P) * int64(C) * 4)
+	o.launch("rmsnorm_bwd_dw_partial", dim3{cols, P, 1}, block1, pArg(part), pArg(dop), pArg(xp), pArg(rp), iArg(N), iArg(C), iArg(R))
+	o.launch("sum_rows_partial", dim3{cols, 1, 1}, block1, pArg(dwp), pArg(part), iArg(P), iArg(C), iArg(P))
+}
+
+// rowChunks splits N rows into P chunks of R rows for two-pass column sums
+// (P <= 65535, the grid's y limit).
+func rowChunks(N int) (R, P int) {
+	R = max(64, (N+65534)/65535)
+	P = (N + R - 1) / R
+	return R, P
+}
+
+func (be *Backend) RoPE(out, x, cos, sin kernels.Buffer, pos []int32, N, H, D int, inverse bool) {
+	o := be.begin("RoPE")
+	defer o.end()
+	o.dims("N, H, D", N, H, D)
+	if len(pos) < N {
+		o.failf("pos has %d entries, needs %d", len(pos), N)
+	}
+	if D%2 != 0 {
+		o.failf("head dim D = %d is odd", D)
+	}
+	op, xp := o.out("out", out, N*H*D), o.in("x", x, N*H*D)
+	c, s := o.get("cos", cos, 0), o.get("sin", sin, 0)
+	if o.bad || N*H*D == 0 {
+		return
+	}
+	P := min(c.n, s.n) / (D / 2)
+	if !o.idsIn("pos", pos[:N], P) {
+		return
+	}
+	cp, sp := o.in("cos", cos, P*D/2), o.in("sin", sin, P*D/2)
+	o.launch("rope", grid1(int64(N*H*D/2)), block1, pArg(op), pArg(xp), pArg(cp), pArg(sp), pArg(o.ints(pos[:N])),
+		iArg(N), iArg(H), iArg(D), bArg(inverse))
+}
+
+func (be *Backend) SwiGLU(out, gate, up kernels.Buffer, n int) {
+	o := be.begin("SwiGLU")
+	defer o.end()
+	o.dims("n", n)
+	op, gp, up_ := o.out("out", out, n), o.in("gate", gate, n), o.in("up", up, n)
+	if o.bad || n == 0 {
+		return
+	}
+	o.launch("swiglu_fwd", grid1(int64(n)), block1, pArg(op), pArg(gp), pArg(up_), lArg(int64(n)))
+}
+
+func (be *Backend) SwiGLUBackward(dgate, dup, dout, gate, up kernels.Buffer, n int) {
+	o := be.begin("SwiGLUBackward")
+	defer o.end()
+	o.dims("n", n)
+	dg, du := o.out("dgate", dgate, n), o.out("dup", dup, n)
+	dp, gp, up_ := o.in("dout", dout, n), o.in("gate", gate, n), o.in("up", up, n)
+	if o.bad || n == 0 {
+		return
+	}
+	o.launch("swiglu_bwd", grid1(int64(n)), block1, pArg(dg), pArg(du), pArg(dp), pArg(gp), pArg(up_), lArg(int64(n)))
+}
+
+func (be *Backend) LogProbs(lp, lse, ent, logits kernels.Buffer, targets []int32, N, V int) {
+	o := be.begin("LogProbs")
+	defer o.end()
+	o.dims("N, V", N, V)
+	if len(targets) < N {
+		o.failf("targets has %d entries, needs %d", len(targets), N)
+	}
+	lpp, lsep := o.out("lp", lp, N), o.out("lse", lse, N)
+	var entp devPtr
+	if ent != nil {
+		entp = o.out("ent", ent, N)
+	}
+	xp := o.in("logits", logits, N*V)
+	if o.bad || N == 0 || !o.targetsIn(targets[:N], V) {
+		return
+	}
+	o.launch("logprobs_fwd", dim3{N, 1, 1}, rowBlock(V), pArg(lpp), pArg(lsep), pArg(entp), pArg(xp),
+		pArg(o.ints(targets[:N])), iArg(N), iArg(V), bArg(ent != nil))
+}
+
+func (be *Backend) LogProbsBackward(dlogits, dlp, logits, lse kernels.Buffer, targets []int32, N, V int) {
+	o := be.begin("LogProbsBackward")
+	defer o.end()
+	o.dims("N, V", N, V)
+	if len(targets) < N {
+		o.failf("targets has %d entries, needs %d", len(targets), N)
+	}
+	dp := o.out("dlogits", dlogits, N*V)
+	gp, xp, lp := o.in("dlp", dlp, N), o.in("logits", logits, N*V), o.in("lse", lse, N)
+	if o.bad || N*V == 0 || !o.targetsIn(targets[:N], V) {
+		return
+	}
+	o.launch("logprobs_bwd", grid1(int64(N)*int64(V)), block1, pArg(dp), pArg(gp), pArg(xp), pArg(lp),
+		pArg(o.ints(targets[:N])), iArg(N), iArg(V))
+}
+
+// targetsIn checks targets[n] < V (negative means "no target").
+func (o *opCtx) targetsIn(t []int32, V int) bool {
+	for i, x := range t {
+		if int(x) >= V {
+			o.failf("targets[%d] = %d outside [0, %d)", i, x, V)
+			return false
+		}
+	}
+	return true
+}
