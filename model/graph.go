@@ -182,6 +182,7 @@ func (m *Model) build(B, T int) (*modelGraph, error) {
 type graphCache struct {
 	max   int
 	clock uint64
+	built int // graphs built so far
 	m     map[[2]int]*modelGraph
 }
 
@@ -224,6 +225,7 @@ func (m *Model) graphFor(B, maxT int) (*modelGraph, error) {
 		return nil, fmt.Errorf("model: build graph B=%d T=%d: %w", B, T, err)
 	}
 	g.used = gc.clock
+	gc.built++
 	gc.m[key] = g
 	return g, nil
 }
@@ -257,13 +259,4 @@ func (m *Model) executor(mg *modelGraph, train bool) (*graph.Executor, error) {
 		mg.eval = e
 	}
 	return e, nil
-}
-
-// tensor returns the input node of the checkpoint tensor name.
-func (c *gctx) tensor(name string) (*gorgonia.Node, error) {
-	p := c.m.byName[name]
-	if p == nil {
-		return nil, fmt.Errorf("tensor %s is not in the checkpoint", name)
-	}
-	return c.in(p), nil
 }

@@ -46,6 +46,8 @@ func init() { Register("llama", llamaArch{}) }
 // scaling lives in the RoPE tables (kernels.RopeTables with
 // Config.RopeScaling), built once in Open.
 
+func (llamaArch) layerTensors(int) []string { return nil }
+
 func (llamaArch) qkvGraph(_ *gctx, _ int, q, k, v *gorgonia.Node) (*gorgonia.Node, *gorgonia.Node, *gorgonia.Node, error) {
 	return q, k, v, nil
 }

@@ -46,19 +46,16 @@ func init() { Register("qwen2", qwen2Arch{}) }
 // Forward pass: q, k and v get their biases after the projection (and its
 // LoRA branch): y = (x·Wᵀ + (α/r)·B A x) + b.
 
-func qkvBiasNames(l int) [3]string {
+func (qwen2Arch) layerTensors(l int) []string {
 	p := fmt.Sprintf("model.layers.%d.self_attn.", l)
-	return [3]string{p + "q_proj.bias", p + "k_proj.bias", p + "v_proj.bias"}
+	return []string{p + "q_proj.bias", p + "k_proj.bias", p + "v_proj.bias"}
 }
 
 func (qwen2Arch) qkvGraph(c *gctx, l int, q, k, v *gorgonia.Node) (*gorgonia.Node, *gorgonia.Node, *gorgonia.Node, error) {
 	out := [3]*gorgonia.Node{q, k, v}
-	for i, name := range qkvBiasNames(l) {
-		b, err := c.tensor(name)
-		if err != nil {
-			return nil, nil, nil, err
-		}
-		if out[i], err = graph.AddBias(out[i], b); err != nil {
+	for i, b := range c.m.layers[l].extra {
+		var err error
+		if out[i], err = graph.AddBias(out[i], c.in(b)); err != nil {
 			return nil, nil, nil, err
 		}
 	}
@@ -66,9 +63,8 @@ func (qwen2Arch) qkvGraph(c *gctx, l int, q, k, v *gorgonia.Node) (*gorgonia.Nod
 }
 
 func (qwen2Arch) qkvDecode(d *KVCache, l int, q, k, v kernels.Buffer, n int) {
-	c := d.m.Config
-	widths := [3]int{c.NumHeads * c.HeadDim, c.NumKVHeads * c.HeadDim, c.NumKVHeads * c.HeadDim}
-	for i, x := range [3]kernels.Buffer{q, k, v} {
-		d.m.be.AddBias(x, x, d.m.byName[qkvBiasNames(l)[i]].W, n, widths[i])
-	}
+	c, bias := d.m.Config, d.m.layers[l].extra
+	d.m.be.AddBias(q, q, bias[0].W, n, c.NumHeads*c.HeadDim)
+	d.m.be.AddBias(k, k, bias[1].W, n, c.NumKVHeads*c.HeadDim)
+	d.m.be.AddBias(v, v, bias[2].W, n, c.NumKVHeads*c.HeadDim)
 }

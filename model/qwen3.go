@@ -50,33 +50,25 @@ func init() { Register("qwen3", qwen3Arch{}) }
 // RMS-normalized over D with q_norm / k_norm (eps = rms_norm_eps), before
 // RoPE. v is unchanged.
 
-func qkNormNames(l int) (string, string) {
+func (qwen3Arch) layerTensors(l int) []string {
 	p := fmt.Sprintf("model.layers.%d.self_attn.", l)
-	return p + "q_norm.weight", p + "k_norm.weight"
+	return []string{p + "q_norm.weight", p + "k_norm.weight"}
 }
 
 func (qwen3Arch) qkvGraph(c *gctx, l int, q, k, v *gorgonia.Node) (*gorgonia.Node, *gorgonia.Node, *gorgonia.Node, error) {
-	qn, kn := qkNormNames(l)
-	wq, err := c.tensor(qn)
+	norms := c.m.layers[l].extra
+	q, err := graph.RMSNorm(q, c.in(norms[0]), c.m.eps)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	wk, err := c.tensor(kn)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	if q, err = graph.RMSNorm(q, wq, c.m.eps); err != nil {
-		return nil, nil, nil, err
-	}
-	if k, err = graph.RMSNorm(k, wk, c.m.eps); err != nil {
+	if k, err = graph.RMSNorm(k, c.in(norms[1]), c.m.eps); err != nil {
 		return nil, nil, nil, err
 	}
 	return q, k, v, nil
 }
 
 func (qwen3Arch) qkvDecode(d *KVCache, l int, q, k, v kernels.Buffer, n int) {
-	m, c := d.m, d.m.Config
-	qn, kn := qkNormNames(l)
-	m.be.RMSNorm(q, d.scratchRstd(n*c.NumHeads), q, m.byName[qn].W, n*c.NumHeads, c.HeadDim, m.eps)
-	m.be.RMSNorm(k, d.scratchRstd(n*c.NumKVHeads), k, m.byName[kn].W, n*c.NumKVHeads, c.HeadDim, m.eps)
+	m, c, norms := d.m, d.m.Config, d.m.layers[l].extra
+	m.be.RMSNorm(q, d.scratchRstd(n*c.NumHeads), q, norms[0].W, n*c.NumHeads, c.HeadDim, m.eps)
+	m.be.RMSNorm(k, d.scratchRstd(n*c.NumKVHeads), k, norms[1].W, n*c.NumKVHeads, c.HeadDim, m.eps)
 }

@@ -21,6 +21,7 @@ import (
 	"gorgonia.org/gorgonia"
 
 	"github.com/argrl/argrl/kernels"
+	"github.com/argrl/argrl/model/safetensors"
 )
 
 // Param is one device tensor of the model. Trainable parameters carry G
@@ -94,11 +95,15 @@ type linear struct {
 type layer struct {
 	attnNorm, mlpNorm          *Param // [C]
 	q, k, v, o, gate, up, down *linear
+	extra                      []*Param // the architecture's own tensors (archForward.layerTensors)
 }
 
 // archForward is the architecture-specific part of the forward pass,
 // implemented next to each Arch (qwen2.go, qwen3.go, llama.go).
 type archForward interface {
+	// layerTensors names layer l's architecture-specific tensors, resolved
+	// once at Open into layer.extra (in this order) for the hooks below.
+	layerTensors(l int) []string
 	// qkvGraph finishes layer l's projections q [N, Hq·D], k and v [N, Hkv·D]
 	// (LoRA included) in the training graph, before RoPE.
 	qkvGraph(c *gctx, l int, q, k, v *gorgonia.Node) (q2, k2, v2 *gorgonia.Node, err error)
@@ -196,7 +201,7 @@ func (m *Model) upload(ck *Checkpoint) error {
 	c, be := m.Config, m.be
 	for _, t := range ck.Weights.Params() {
 		dt := kernels.F32
-		if m.opt.WeightDType == kernels.BF16 && !m.opt.FullFT && len(t.Shape) == 2 && t.DType == "BF16" {
+		if m.opt.WeightDType == kernels.BF16 && !m.opt.FullFT && len(t.Shape) == 2 && t.DType == safetensors.BF16 {
 			dt = kernels.BF16
 		}
 		p := &Param{Name: t.Name, Shape: append([]int(nil), t.Shape...), W: be.Alloc(dt, len(t.Data))}
@@ -259,6 +264,13 @@ func (m *Model) upload(ck *Checkpoint) error {
 		}
 		if m.layers[l].mlpNorm, err = get(fmt.Sprintf("model.layers.%d.post_attention_layernorm.weight", l)); err != nil {
 			return err
+		}
+		for _, name := range m.arch.layerTensors(l) {
+			p, err := get(name)
+			if err != nil {
+				return err
+			}
+			m.layers[l].extra = append(m.layers[l].extra, p)
 		}
 	}
 	if m.maxLen > 1<<20 {

@@ -44,6 +44,9 @@ func (m *Model) Step(seqs [][]int32, grad func(*Outputs) (*Grads, error)) error 
 	if m.merged {
 		return fmt.Errorf("model: Step: adapters are merged; Unmerge first")
 	}
+	if m.lora != nil && !m.adapters {
+		return fmt.Errorf("model: Step: adapters are switched off (SetAdapters(true) first)")
+	}
 	maxT, err := m.checkSeqs(seqs)
 	if err != nil {
 		return fmt.Errorf("model: Step: %w", err)
