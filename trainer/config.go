@@ -5,6 +5,9 @@ package trainer
 import (
 	"fmt"
 	"strings"
+
+	"github.com/argrl/argrl/reward"
+	"github.com/argrl/argrl/reward/judge"
 )
 
 // Config is the whole run configuration. Every key has its default in
@@ -45,6 +48,17 @@ type ModelConfig struct {
 	Template string `yaml:"template"` // chat template; "" picks it from the model family
 	Backend  string `yaml:"backend"`  // kernels backend: cpu | cuda
 	MaxLen   int    `yaml:"max_len"`  // longest prompt+response in tokens
+	// Init is pretrained (the weights in path) or random: fresh weights
+	// for path's config.json, seeded by run.seed, as Hugging Face
+	// initializes them (normal(0, initializer_range) matrices, unit norms,
+	// zero biases): the demo's base model trained from scratch.
+	Init string `yaml:"init"`
+	// Tokenizer is a tokenizer.json file or a directory holding one
+	// ("" = path).
+	Tokenizer string `yaml:"tokenizer"`
+	// System is the system prompt of records without one ("" = the chat
+	// template's default).
+	System string `yaml:"system"`
 }
 
 // DataConfig names the JSONL files (REFERENCE §1).
@@ -97,9 +111,28 @@ type RolloutConfig struct {
 	Stop         []string `yaml:"stop"` // extra stop strings
 }
 
-// RewardConfig selects a reward model by name (REFERENCE §4).
+// RewardConfig selects a reward model by name (REFERENCE §4) and carries
+// the reward package's settings (reward.Config; format and judge are the
+// top-level keys). Zero values take the reward package's defaults.
 type RewardConfig struct {
-	Name string `yaml:"name"` // rm1 | rm2 | rm3 | decomposed | binary | r2if
+	Name            string                  `yaml:"name"`              // rm1 | rm2 | rm3 | decomposed | binary | r2if
+	RejectString    string                  `yaml:"reject_string"`     // no-call answer ("" = format.DefaultRejectString)
+	ALCThreshold    float64                 `yaml:"alc_threshold"`     // ALC passes at ALC_cont ≥ this, RM-2 scale (0 = 1.8)
+	ALCRequiredOnly bool                    `yaml:"alc_required_only"` // judge only schema-required textual arguments
+	NoTextScore     float64                 `yaml:"no_text_score"`     // ALC_cont of a turn without textual arguments (0 = top of scale)
+	JudgeHTTP       judge.HTTPConfig        `yaml:"judge_http"`        // judge: http endpoint
+	Decomposed      reward.DecomposedConfig `yaml:"decomposed"`        // paper 001's weights (zero = defaults)
+	R2IF            reward.R2IFConfig       `yaml:"r2if"`              // R2IF weights, K, similarity (zero = defaults)
+	Student         StudentConfig           `yaml:"student"`           // r2if's CER student model
+}
+
+// StudentConfig is R2IF's CER student (papers 002/003): the rollout engine
+// on this checkpoint samples reward.r2if.k continuations.
+type StudentConfig struct {
+	Path      string `yaml:"path"`      // model directory ("" = model.path, the frozen base with LoRA off)
+	Adapter   string `yaml:"adapter"`   // optional PEFT adapter for the student
+	Tokenizer string `yaml:"tokenizer"` // the student's tokenizer ("" = path)
+	Template  string `yaml:"template"`  // the student's chat template ("" = its model family)
 }
 
 // TokenWeightConfig: w_t = β on argument-value tokens, 1 elsewhere.
@@ -167,14 +200,15 @@ func Default() Config {
 	return Config{
 		Algo: "sft", Format: "tool_call", Judge: "builtin", LossAgg: "token-mean", EvalEvery: 50,
 		Run:   RunConfig{Dir: "runs/default", Seed: 1},
-		Model: ModelConfig{Backend: "cpu", MaxLen: 2048},
+		Model: ModelConfig{Backend: "cpu", MaxLen: 2048, Init: "pretrained"},
 		Data:  DataConfig{BucketWindow: 64},
 		LoRA: LoRAConfig{Enabled: true, R: 32, Alpha: 64, Dropout: 0.05,
 			Targets: []string{"q", "k", "v", "o", "gate", "up", "down"}},
 		Optim: OptimConfig{LR: 1e-4, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, WeightDecay: 0.0,
 			WarmupRatio: 0.05, Schedule: "cosine", GradClip: 1.0, BatchSize: 8, GradAccum: 1, Epochs: 2},
-		Rollout:     RolloutConfig{G: 8, Temperature: 0.6, TopP: 0.95, MaxNewTokens: 512},
-		Reward:      RewardConfig{Name: "rm3"},
+		Rollout: RolloutConfig{G: 8, Temperature: 0.6, TopP: 0.95, MaxNewTokens: 512},
+		Reward: RewardConfig{Name: "rm3", ALCThreshold: reward.DefaultConfig().ALCThreshold,
+			Decomposed: reward.DefaultConfig().Decomposed, R2IF: reward.DefaultConfig().R2IF},
 		TokenWeight: TokenWeightConfig{Beta: 1},
 		KL:          KLConfig{Coef: 0.001, Estimator: "k3"},
 		Adv:         AdvConfig{NormByStd: true, Delta: 1e-6},
@@ -224,6 +258,7 @@ func (c *Config) Validate() error {
 	oneOf("reward.name", c.Reward.Name, "rm1", "rm2", "rm3", "decomposed", "binary", "r2if")
 	oneOf("kl.estimator", c.KL.Estimator, "k1", "k2", "k3")
 	oneOf("optim.schedule", c.Optim.Schedule, "cosine", "constant", "linear")
+	oneOf("model.init", c.Model.Init, "pretrained", "random")
 	positive("token_weight.beta", c.TokenWeight.Beta)
 	positive("optim.lr", c.Optim.LR)
 	if c.LoRA.Enabled {

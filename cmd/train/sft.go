@@ -1,18 +1,49 @@
 package main
 
-import "github.com/spf13/cobra"
+import (
+	"fmt"
 
+	"github.com/spf13/cobra"
+
+	"github.com/argrl/argrl/trainer"
+)
+
+// train sft --config F [--set k=v]... [--resume | --resume-from step-NNNNNN] [--debug-template]
+//
+// Supervised fine-tuning (REFERENCE §6, trainer/sft.go). Progress and
+// messages go to stderr; the run directory (run.dir) receives config.yaml,
+// metrics.jsonl, checkpoints/ and best/ (REFERENCE §7).
 func init() {
 	var f runFlags
 	cmd := &cobra.Command{
-		Use:   "sft --config F [--set k=v]... [--resume]",
-		Short: "sft training (REFERENCE §8)",
-		Args:  cobra.NoArgs,
+		Use:   "sft --config F [--set k=v]... [--resume | --resume-from step-NNNNNN] [--debug-template]",
+		Short: "LoRA (or full) supervised fine-tuning on the gold calls (REFERENCE §6)",
+		Long: `Supervised fine-tuning of model.path on data.train: loss on the assistant
+target tokens only, LoRA on every linear layer (lora.enabled: false trains
+every weight; with model.init: random, from scratch), AdamW with a cosine
+schedule, validation on data.val every eval_every steps (loss and the
+TID/TSA/ACA/ALC/FCM rates from greedy generation), checkpoints in
+run.dir/checkpoints and the best one in run.dir/best.
+
+Kill it at any moment and continue with --resume: the continuation is
+bit-identical to a run that never stopped.`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if _, err := loadRunConfig("sft", &f); err != nil {
+			cfg, err := loadRunConfig("sft", &f)
+			if err != nil {
 				return err
 			}
-			return notYet("sft")(cmd, nil)
+			if f.debugTemplate {
+				return printDebugTemplate(cmd, cfg)
+			}
+			res, err := trainer.SFT(cmd.Context(), cfg, trainer.SFTOptions{Resume: f.resume, Log: cmd.ErrOrStderr()})
+			if err != nil {
+				return err
+			}
+			if res.Best != nil {
+				fmt.Fprintf(cmd.ErrOrStderr(), "sft: best validation %s %.4f in %s/best\n", cfg.Checkpoint.BestMetric, *res.Best, cfg.Run.Dir)
+			}
+			return nil
 		},
 	}
 	addRunFlags(cmd, &f)

@@ -1,0 +1,276 @@
+// Package rollout is argrl's generation engine: batched, graph-free
+// incremental decoding over a model.KVCache, with group sampling for GRPO
+// (G samples per prompt), greedy decoding for evaluation, and the per-token
+// log-probs PPO/GRPO take as π_old.
+//
+// Shapes (see kernels/backend.go for the legend):
+//
+//	cache          S slots × Tmax positions (model.KVCache), S = Options.Batch
+//	logits         [B, V] per decode step, B ≤ S active sequences
+//	lp, lse        [S] log-prob of each sampled token, log-sum-exp of its row
+//
+// How a call runs (engine.go):
+//
+//  1. Admission: while G slots are free, the next prompt (in call order) is
+//     prefilled once into one slot; its G first tokens are drawn from the
+//     prefill logits and the slot is forked into the other G−1.
+//  2. Decode: every active sequence feeds its last token in one ragged
+//     Decode call (each slot at its own position); one token is drawn per
+//     row. A sequence that stops frees its slot at once, and the freed slots
+//     admit the next prompt (continuous batching).
+//  3. Groups are yielded in prompt order once all their samples finished.
+//
+// Determinism. Sample s of a prompt with id I draws its token at step t
+// with the uniform Uniform(seed, I, s, t), a hash, so the text depends only
+// on (seed, id, sample index) and the logits. Every row of a decode step is
+// computed alone (attention, norms, sampling) except in the matmuls, where
+// the result of a row can depend on the rows around it:
+//   - the default build's gonum sgemm computes every row alike up to 64
+//     rows (and beyond with Options.DecodeRows = Batch): a prompt gives
+//     bit-identical samples alone or among 16, in any order (tested);
+//   - OpenBLAS (-tags openblas) rounds a row differently with its position
+//     in the matrix (measured: rows 0–5 and 6–11 of every 12 differ in the
+//     last bits) and below ~12 rows takes another kernel, so across batch
+//     compositions log-probs agree to ~1e-6 and a sampled token can differ
+//     when a uniform falls within that distance of a boundary of the
+//     sampling distribution (the test measures how often).
+//
+// With any build a call is reproducible: the schedule is a function of the
+// prompts, the parameters and Options, so the same call gives the same
+// bytes (what a bit-identical resume needs).
+//
+// Log-probs. Each token's log-prob is log_softmax(logits)[token] on the
+// unmodified logits at temperature 1 (Backend.LogProbs), whatever the
+// sampling temperature, top-p or top-k: the quantity `train score` and the
+// training forward compute, so the first PPO/GRPO ratio is 1.
+//
+// Where this departs from vLLM/TRL defaults, on purpose:
+//   - stop tokens (EOS, end of turn) are kept in the response ids with their
+//     log-probs (the policy must learn to stop), and skipped in the text;
+//   - a stop string ends the sample after the token that completes it, and
+//     the text keeps it (text = decode(ids), so offsets and ids agree).
+package rollout
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/argrl/argrl/kernels"
+	"github.com/argrl/argrl/model"
+	"github.com/argrl/argrl/model/tokenizer"
+)
+
+// Prompt is one input sequence.
+type Prompt struct {
+	// ID keys the sample streams (with the seed and the sample index); the
+	// dataset record id. An empty ID is replaced by the prompt's index in
+	// the call, which then depends on the call's composition.
+	ID  string
+	IDs []int32 // prompt token ids (chat template applied), non-empty
+}
+
+// Params are the sampling parameters of one call (REFERENCE §5).
+type Params struct {
+	G            int     // samples per prompt, ≥ 1 (PPO and eval: 1)
+	Temperature  float32 // 0: greedy (argmax, lowest id on ties)
+	TopP         float32 // nucleus mass in (0, 1); 0 or 1: off
+	TopK         int     // keep the K most likely tokens; 0: off
+	MaxNewTokens int     // new tokens per sample (stop token included); 0 gives empty responses
+	StopIDs      []int32 // ids that end a sample (EOS, end of turn): see StopIDs
+	Stop         []string
+	// Seed selects the sample streams. A trainer changes it every step
+	// (e.g. a hash of run seed and step), or the same prompt would be
+	// answered with the same samples each time it comes back.
+	Seed uint64
+}
+
+// Finish says why a sample ended.
+type Finish string
+
+const (
+	FinishStop    Finish = "stop"    // a stop id or a stop string
+	FinishLength  Finish = "length"  // MaxNewTokens reached
+	FinishContext Finish = "context" // prompt + response fill the context (MaxLen)
+)
+
+// Sample is one generated response.
+type Sample struct {
+	Index    int       // sample index within its group, 0..G-1
+	IDs      []int32   // response token ids (stop token included)
+	LogProbs []float32 // LogProbs[t] = log π(IDs[t] | prompt, IDs[:t]) at temperature 1
+	Text     string    // decode(IDs), special tokens skipped ("" without a tokenizer)
+	Offsets  [][2]int  // byte range of Text produced by each id (nil without a tokenizer)
+	Finish   Finish
+}
+
+// Group is the G samples of one prompt.
+type Group struct {
+	Index     int     // the prompt's position in the call
+	ID        string  // Prompt.ID (or the index, see Prompt)
+	PromptIDs []int32 // the prompt
+	Samples   []Sample
+	// Elapsed runs from the prompt's admission (prefill) to its last
+	// sample's end; NewTokens counts the group's generated tokens.
+	Elapsed   time.Duration
+	NewTokens int
+}
+
+// TokensPerSec is the group's generation rate (it shares the engine with
+// the other prompts decoded meanwhile; Stats has the engine's rate).
+func (g *Group) TokensPerSec() float64 {
+	if g.Elapsed <= 0 {
+		return 0
+	}
+	return float64(g.NewTokens) / g.Elapsed.Seconds()
+}
+
+// Stats accumulate over an engine's calls.
+type Stats struct {
+	Prompts, Samples         int
+	PromptTokens, NewTokens  int
+	DecodeSteps              int           // Decode calls
+	Prefill, Decode, Elapsed time.Duration // prefill+first draw, decode steps, whole calls
+}
+
+// TokensPerSec is new tokens per second of call time.
+func (s Stats) TokensPerSec() float64 {
+	if s.Elapsed <= 0 {
+		return 0
+	}
+	return float64(s.NewTokens) / s.Elapsed.Seconds()
+}
+
+// Options configure an Engine.
+type Options struct {
+	// Batch is the most sequences decoded at once: the KV-cache slots.
+	// A group's G samples must fit (G ≤ Batch). 0 means 64.
+	Batch int
+	// DecodeRows is the fewest rows a decode step runs: when fewer
+	// sequences are active, free slots are fed a dummy token to fill the
+	// step up, so every matmul of every step has the same shape. 0 or 1:
+	// no padding. A BLAS may compute a row differently with the number of
+	// rows (gonum's sgemm: only past 64 rows, for outputs of at most 192
+	// features, where it switches from its serial to its blocked path), which
+	// changes the row's float32 rounding with the batch composition; with
+	// the gonum build, Batch > 64 needs DecodeRows = Batch for samples to
+	// be independent of their neighbours. See the package doc for OpenBLAS.
+	DecodeRows int
+	// MaxLen caps prompt + response tokens per sequence (0: the model's
+	// MaxLen). The cache is sized per call to the longest prompt plus
+	// MaxNewTokens, within this cap, and reused by later calls that fit.
+	MaxLen int
+	// MergeLoRA merges the adapters into the weights for each call and
+	// unmerges them after, instead of applying them unmerged. Unmerging
+	// restores W only up to float32 rounding (W + Δ − Δ), so the frozen
+	// base drifts by an ulp per call; it needs F32 weights. Off by default
+	// (see BENCHMARKS.md for the measured difference).
+	MergeLoRA bool
+	// Tokenizer decodes responses to text and offsets and checks stop
+	// strings; nil leaves Text empty and refuses stop strings.
+	Tokenizer *tokenizer.Tokenizer
+}
+
+// Engine generates with one model. It is not safe for concurrent use, and
+// it uses the model's current adapter state (SetAdapters) at every call.
+type Engine struct {
+	m   *model.Model
+	be  kernels.Backend
+	tok *tokenizer.Tokenizer
+	o   Options
+	V   int
+
+	cache       *model.KVCache // nil until the first call; regrown between calls only
+	lp, lse     kernels.Buffer // [S]
+	lpView      []kernels.Buffer
+	lseView     []kernels.Buffer
+	slots       []int     // [S] per decode row
+	toks, ids   []int32   // [S]
+	u, lpHost   []float32 // [S]
+	stats       Stats
+	maxStopText int // longest stop string in bytes (this call)
+}
+
+// New returns an engine over m.
+func New(m *model.Model, o Options) (*Engine, error) {
+	if m == nil {
+		return nil, fmt.Errorf("rollout: New: nil model")
+	}
+	if o.Batch < 0 || o.MaxLen < 0 || o.DecodeRows < 0 {
+		return nil, fmt.Errorf("rollout: New: negative Batch %d, MaxLen %d or DecodeRows %d", o.Batch, o.MaxLen, o.DecodeRows)
+	}
+	if o.Batch == 0 {
+		o.Batch = 64
+	}
+	o.DecodeRows = min(max(o.DecodeRows, 1), o.Batch)
+	if o.MaxLen == 0 || o.MaxLen > m.MaxLen() {
+		o.MaxLen = m.MaxLen()
+	}
+	V := m.Config.VocabSize
+	if o.Tokenizer != nil && o.Tokenizer.VocabSize() > V {
+		return nil, fmt.Errorf("rollout: New: tokenizer %s has %d tokens, more than the model's vocab_size %d",
+			o.Tokenizer.File(), o.Tokenizer.VocabSize(), V)
+	}
+	S := o.Batch
+	e := &Engine{m: m, be: m.Backend(), tok: o.Tokenizer, o: o, V: V,
+		slots: make([]int, S), toks: make([]int32, S), ids: make([]int32, S),
+		u: make([]float32, S), lpHost: make([]float32, S)}
+	e.lp, e.lse = e.be.Alloc(kernels.F32, S), e.be.Alloc(kernels.F32, S)
+	e.lpView, e.lseView = make([]kernels.Buffer, S+1), make([]kernels.Buffer, S+1)
+	for n := 1; n <= S; n++ {
+		e.lpView[n], e.lseView[n] = e.be.View(e.lp, 0, n), e.be.View(e.lse, 0, n)
+	}
+	if err := e.be.Sync(); err != nil {
+		e.Close()
+		return nil, fmt.Errorf("rollout: New: %w", err)
+	}
+	return e, nil
+}
+
+// Close frees the engine's device memory (not the model).
+func (e *Engine) Close() {
+	if e.cache != nil {
+		e.cache.Close()
+		e.cache = nil
+	}
+	for _, b := range []kernels.Buffer{e.lp, e.lse} {
+		if b != nil {
+			e.be.Free(b)
+		}
+	}
+	e.lp, e.lse = nil, nil
+}
+
+// Stats returns the totals of every call so far.
+func (e *Engine) Stats() Stats { return e.stats }
+
+// Model is the engine's model.
+func (e *Engine) Model() *model.Model { return e.m }
+
+// StopIDs returns the ids that end generation: the tokenizer's (eos_token,
+// generation_config.json's eos_token_id, the family's end-of-turn tokens)
+// and config.json's eos_token_id, ascending, without duplicates. tok may be
+// nil (models without a tokenizer, such as the test fixtures).
+func StopIDs(tok *tokenizer.Tokenizer, c *model.Config) []int32 {
+	seen := map[int32]bool{}
+	var out []int32
+	add := func(id int32) {
+		if id >= 0 && int(id) < c.VocabSize && !seen[id] {
+			seen[id] = true
+			out = append(out, id)
+		}
+	}
+	if tok != nil {
+		for _, id := range tok.StopIDs() {
+			add(id)
+		}
+	}
+	for _, id := range c.EOSTokenIDs {
+		add(int32(id))
+	}
+	for i := 1; i < len(out); i++ { // insertion sort: a handful of ids
+		for j := i; j > 0 && out[j] < out[j-1]; j-- {
+			out[j], out[j-1] = out[j-1], out[j]
+		}
+	}
+	return out
+}

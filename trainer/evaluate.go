@@ -1,0 +1,132 @@
+package trainer
+
+// Validation, shared by every recipe (REFERENCE §3, §6):
+//
+//	loss   token-mean NLL of the assistant targets (adapters on, no dropout):
+//	       −Σ_{examples,t: mask} log p(x_t | x_<t) / Σ mask, batches of optim.batch_size
+//	rates  one greedy response per example from the rollout engine (the
+//	       prompt ids of the training sequence, rollout.max_new_tokens, the
+//	       tokenizer's stop ids and rollout.stop), scored by the Scorer that
+//	       also computes the rewards: tid tsa aca alc fcm, exact_match,
+//	       name_acc, arg_score (and alc_cont, the mean ALC_cont over turns
+//	       with textual arguments, when there are any)
+//
+// data.val_max caps the examples used (the file's first N), so a large
+// validation file can be sampled cheaply every eval_every steps.
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sort"
+
+	"github.com/argrl/argrl/data"
+	"github.com/argrl/argrl/reward"
+	"github.com/argrl/argrl/rollout"
+)
+
+// EvalOptions choose what Evaluate computes.
+type EvalOptions struct {
+	Max      int  // examples used (0: all)
+	NoLoss   bool // skip the validation loss
+	Generate bool // greedy generation and the metric rates
+}
+
+// Evaluate validates the model on ds; see the file header. It returns the
+// metrics (keys as metrics.jsonl logs them) and, with Generate, the report
+// and the generated texts.
+func (s *Setup) Evaluate(ctx context.Context, ds *Dataset, o EvalOptions) (Metrics, *reward.Report, []string, error) {
+	exs := ds.Examples
+	if o.Max > 0 && o.Max < len(exs) {
+		exs = exs[:o.Max]
+	}
+	m := Metrics{}
+	if !o.NoLoss {
+		loss, err := s.ValLoss(exs)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		m["loss"] = loss
+	}
+	if !o.Generate {
+		return m, nil, nil, nil
+	}
+	texts, err := s.Greedy(ctx, exs)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	recs := make([]data.Record, len(exs))
+	for i, ex := range exs {
+		recs[i] = *ex.Rec
+	}
+	rep, _, err := s.Scorer.Evaluate(ctx, recs, texts)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("evaluate %s: %w", ds.Path, err)
+	}
+	m["tid"], m["tsa"], m["aca"], m["alc"], m["fcm"] = rep.TID, rep.TSA, rep.ACA, rep.ALC, rep.FCM
+	m["exact_match"], m["name_acc"], m["arg_score"] = rep.ExactMatch, rep.NameAcc, rep.ArgScore
+	if rep.Judged > 0 {
+		m["alc_cont"] = rep.ALCCont
+	}
+	return m, &rep, texts, nil
+}
+
+// ValLoss is the token-mean NLL over the assistant targets of exs.
+func (s *Setup) ValLoss(exs []Example) (float64, error) {
+	idx := make([]int, len(exs))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return len(exs[idx[a]].IDs) > len(exs[idx[b]].IDs) })
+	bs := max(1, s.Config.Optim.BatchSize)
+	var nll float64
+	var n int
+	for lo := 0; lo < len(idx); lo += bs {
+		batch := idx[lo:min(lo+bs, len(idx))]
+		seqs := make([][]int32, len(batch))
+		for b, i := range batch {
+			seqs[b] = exs[i].IDs
+		}
+		lp, err := s.Model.LogProbs(seqs, true)
+		if err != nil {
+			return 0, fmt.Errorf("validation loss: %w", err)
+		}
+		for b, i := range batch {
+			for t, on := range exs[i].Mask {
+				if on && t > 0 {
+					nll -= float64(lp[b][t])
+					n++
+				}
+			}
+		}
+	}
+	if n == 0 {
+		return math.NaN(), nil
+	}
+	return nll / float64(n), nil
+}
+
+// Greedy returns one greedy response text per example (its prompt ids),
+// through the rollout engine.
+func (s *Setup) Greedy(ctx context.Context, exs []Example) ([]string, error) {
+	eng, err := rollout.New(s.Model, rollout.Options{Batch: min(64, max(1, len(exs))), Tokenizer: s.Tokenizer, MaxLen: s.MaxLen})
+	if err != nil {
+		return nil, fmt.Errorf("evaluate: %w", err)
+	}
+	defer eng.Close()
+	prompts := make([]rollout.Prompt, len(exs))
+	for i, ex := range exs {
+		prompts[i] = rollout.Prompt{ID: ex.Rec.ID, IDs: ex.IDs[:ex.PromptLen]}
+	}
+	p := rollout.Params{G: 1, MaxNewTokens: s.Config.Rollout.MaxNewTokens,
+		StopIDs: rollout.StopIDs(s.Tokenizer, s.Model.Config), Stop: s.Config.Rollout.Stop}
+	out, err := eng.Greedy(ctx, prompts, p)
+	if err != nil {
+		return nil, fmt.Errorf("evaluate: %w", err)
+	}
+	texts := make([]string, len(out))
+	for i, smp := range out {
+		texts[i] = smp.Text
+	}
+	return texts, nil
+}
