@@ -86,8 +86,8 @@ func (e *Engine) checkPrompts(prompts []Prompt) (int, error) {
 				i, pr.ID, len(pr.IDs), e.o.MaxLen)
 		}
 		for t, id := range pr.IDs {
-			if id < 0 || int(id) >= e.V {
-				return 0, fmt.Errorf("prompt %d (id %q), token %d: id %d outside the vocabulary [0, %d)", i, pr.ID, t, id, e.V)
+			if id < 0 || int(id) >= e.vocab {
+				return 0, fmt.Errorf("prompt %d (id %q), token %d: id %d outside the vocabulary [0, %d)", i, pr.ID, t, id, e.vocab)
 			}
 		}
 		longest = max(longest, len(pr.IDs))
@@ -117,7 +117,7 @@ func (e *Engine) ensureCache(tmax int) error {
 // run is Groups with a callback; yield returning false stops it.
 func (e *Engine) run(ctx context.Context, prompts []Prompt, p Params, yield func(*Group) bool) (err error) {
 	t0 := time.Now()
-	if err := p.check(e.V, e.tok != nil); err != nil {
+	if err := p.check(e.vocab, e.tok != nil); err != nil {
 		return fmt.Errorf("rollout: %w", err)
 	}
 	if p.G > e.o.Batch {
@@ -236,7 +236,7 @@ func (r *runState) admit(i int) error {
 	if err != nil {
 		return err
 	}
-	be, V := e.be, e.V
+	be, V := e.be, e.vocab
 	for s := range p.G {
 		e.u[s] = Uniform(p.Seed, id, s, 0)
 		be.Sample(e.ids[s:s+1], logits, e.u[s:s+1], 1, V, r.kp)
@@ -331,8 +331,8 @@ func (r *runState) step() error {
 		return err
 	}
 	be := e.be
-	be.Sample(e.ids[:B], logits, e.u[:B], B, e.V, r.kp) // the first B rows of [W, V]
-	be.LogProbs(e.lpView[B], e.lseView[B], nil, logits, e.ids[:B], B, e.V)
+	be.Sample(e.ids[:B], logits, e.u[:B], B, e.vocab, r.kp) // the first B rows of [W, V]
+	be.LogProbs(e.lpView[B], e.lseView[B], nil, logits, e.ids[:B], B, e.vocab)
 	be.CopyOut(e.lpHost[:B], e.lpView[B])
 	if err := be.Sync(); err != nil {
 		return fmt.Errorf("decode step: %w", err)

@@ -162,8 +162,10 @@ type Options struct {
 	// MergeLoRA merges the adapters into the weights for each call and
 	// unmerges them after, instead of applying them unmerged. Unmerging
 	// restores W only up to float32 rounding (W + Δ − Δ), so the frozen
-	// base drifts by an ulp per call; it needs F32 weights. Off by default
-	// (see BENCHMARKS.md for the measured difference).
+	// base drifts by an ulp per call; it needs F32 weights. Off by default:
+	// unmerged r=32 adapters cost ~7% of decode throughput on the small
+	// bench model at batch 64 and merging wins back ~3% (431 → 444 tokens/s,
+	// 462 without LoRA; rollout/bench -lora 32 [-merge]), not worth the drift.
 	MergeLoRA bool
 	// Tokenizer decodes responses to text and offsets and checks stop
 	// strings; nil leaves Text empty and refuses stop strings.
@@ -173,11 +175,11 @@ type Options struct {
 // Engine generates with one model. It is not safe for concurrent use, and
 // it uses the model's current adapter state (SetAdapters) at every call.
 type Engine struct {
-	m   *model.Model
-	be  kernels.Backend
-	tok *tokenizer.Tokenizer
-	o   Options
-	V   int
+	m     *model.Model
+	be    kernels.Backend
+	tok   *tokenizer.Tokenizer
+	o     Options
+	vocab int
 
 	cache       *model.KVCache // nil until the first call; regrown between calls only
 	lp, lse     kernels.Buffer // [S]
@@ -211,7 +213,7 @@ func New(m *model.Model, o Options) (*Engine, error) {
 			o.Tokenizer.File(), o.Tokenizer.VocabSize(), V)
 	}
 	S := o.Batch
-	e := &Engine{m: m, be: m.Backend(), tok: o.Tokenizer, o: o, V: V,
+	e := &Engine{m: m, be: m.Backend(), tok: o.Tokenizer, o: o, vocab: V,
 		slots: make([]int, S), toks: make([]int32, S), ids: make([]int32, S),
 		u: make([]float32, S), lpHost: make([]float32, S)}
 	e.lp, e.lse = e.be.Alloc(kernels.F32, S), e.be.Alloc(kernels.F32, S)

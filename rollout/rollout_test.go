@@ -164,7 +164,9 @@ func TestDeterminism(t *testing.T) {
 	prompts := randomPrompts(5, 16, 1, 24, m.Config.VocabSize)
 	p := Params{G: 2, Temperature: 1, TopP: 0.95, MaxNewTokens: 20, StopIDs: stopIDs(m), Seed: 42}
 	ctx := context.Background()
-	exact := kernels.NewCPU().Name() == "cpu/gonum"
+	// Exact everywhere but OpenBLAS, whose sgemm rounds a row with its
+	// position in the matrix (package doc).
+	exact := !strings.HasSuffix(kernels.NewCPU().Name(), "openblas")
 	same := func(what string, got, want []*Group) {
 		t.Helper()
 		if exact {

@@ -21,6 +21,7 @@ type evalFlags struct {
 	config, model, adapter, dataPath, out string
 	predictions                           string
 	sets                                  []string
+	gen                                   genFlags // model-driven evaluation (generate.go)
 }
 
 // generateForEval produces one greedy response per record for model-driven
@@ -51,6 +52,7 @@ The table goes to stdout; --out also writes the rates as JSON.`,
 	fl.StringVar(&f.model, "model", "", "model directory (model-driven evaluation)")
 	fl.StringVar(&f.adapter, "adapter", "", "LoRA adapter directory (model-driven evaluation)")
 	addScoreFlags(c, &f.score)
+	addGenFlags(c, &f.gen, 0, "model-driven evaluation: most new tokens per response (0: the config's rollout.max_new_tokens, else 512)")
 	return c
 }
 

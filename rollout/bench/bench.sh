@@ -4,7 +4,7 @@
 # in one run. From the repository root:
 #
 #   sh rollout/bench/bench.sh                  (make bench runs this)
-#   THREADS="1 2" REPS=2 sh rollout/bench/bench.sh
+#   THREADS="1 2" REPS=2 sh rollout/bench/bench.sh   (defaults: THREADS=1 REPS=3)
 #
 # Models: the tiny fixture testdata/models/qwen2-f32 (C=64, L=2, V=320) and
 # the small model of testdata/bench/small (qwen2, C=512, L=8, V=8192, 28M
@@ -14,21 +14,24 @@
 # Each row: B sequences, prompts of P tokens, N new tokens each (no stop
 # ids: every sequence runs N steps), T=0.6, top-p 0.95, log-prob of each
 # token; tokens/s = B·N / time of the whole call (prefill included), best
-# of REPS calls after a warm-up. "B=64 (8×G8)" is GRPO's shape: 8 prompts ×
-# 8 samples; the Go engine prefills each prompt once and forks its cache,
-# the reference repeats each prompt 8 times before its batched prefill (as
-# Hugging Face generate(num_return_sequences=8) does).
+# of REPS calls after a warm-up call. Rows "64 = 8×8" are GRPO's shape: 8
+# prompts × 8 samples; the Go engine prefills each prompt once and forks
+# its cache, the reference repeats each prompt 8 times before its batched
+# prefill (as Hugging Face generate(num_return_sequences=8) does). About
+# 7 minutes on 2 busy cores.
 #
 # Threads: the Go side runs with GOMAXPROCS=t (the openblas build: OpenBLAS
 # single-threaded, the backend splits large matmuls over goroutines), the
 # reference with torch.set_num_threads(t) (Debian python3-torch, OpenBLAS
-# under it), for each t in THREADS (default "1 2"). Both sides use float32
-# weights and compute. Before timing, bench.py --check replays the Go
+# under it), for each t in THREADS (default 1: on a shared 2-core machine
+# torch's OpenMP workers spin-wait and collapse when the cores are busy,
+# which would flatter the Go side). Both sides use float32 weights and
+# compute. Before timing, bench.py --check replays the Go
 # engine's greedy generation on both models (same function: max log-prob
 # difference and greedy agreement are printed).
 set -eu
-THREADS=${THREADS:-1 2}
-REPS=${REPS:-2}
+THREADS=${THREADS:-1}
+REPS=${REPS:-3}
 CACHE=${ARGRL_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/argrl}
 SMALL=$CACHE/bench-small
 TINY=testdata/models/qwen2-f32
