@@ -1,20 +1,68 @@
 package main
 
-import "github.com/spf13/cobra"
+import (
+	"context"
+	"fmt"
 
+	"github.com/spf13/cobra"
+
+	"github.com/argrl/argrl/trainer"
+)
+
+// train grpo --config F [--set k=v]... [--resume | --resume-from step-NNNNNN] [--debug-template]
+//
+// Group-relative policy optimization (REFERENCE §5, trainer/grpo.go).
+// Progress and messages go to stderr; run.dir receives config.yaml,
+// metrics.jsonl, checkpoints/ and best/ (REFERENCE §7).
 func init() {
+	root.AddCommand(rlCommand("grpo", "GRPO: G sampled responses per prompt, group-normalized rewards, β on argument tokens, KL to a reference",
+		`GRPO on model.path (or on the SFT adapter init.adapter, merged or kept
+trainable): each step samples optim.batch_size × optim.grad_accum prompts
+of data.train, rolls out rollout.g responses each (T 0.6, top-p 0.95),
+scores them with reward.name (rm1, rm2, rm3, decomposed, binary, r2if),
+normalizes the rewards within each group (adv.norm_by_std: false for
+Dr.GRPO), multiplies the advantage by token_weight.beta on the tokens of
+argument values, and updates LoRA with the clipped surrogate plus kl.coef
+times the KL (kl.estimator) to the reference, for ppo.epochs passes over
+mini-batches of ppo.mini_batch rollouts. Validation every eval_every steps.
+
+Kill it at any moment and continue with --resume: the continuation is
+bit-identical to a run that never stopped.`, trainer.GRPO))
+}
+
+// rlCommand builds `train grpo` or `train ppo`.
+func rlCommand(algo, short, long string, run func(context.Context, trainer.Config, trainer.RLOptions) (*trainer.RLResult, error)) *cobra.Command {
 	var f runFlags
 	cmd := &cobra.Command{
-		Use:   "grpo --config F [--set k=v]... [--resume]",
-		Short: "grpo training (REFERENCE §8)",
+		Use:   algo + " --config F [--set k=v]... [--resume | --resume-from step-NNNNNN] [--debug-template]",
+		Short: short,
+		Long:  long,
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if _, err := loadRunConfig("grpo", &f); err != nil {
+			cfg, err := loadRunConfig(algo, &f)
+			if err != nil {
 				return err
 			}
-			return notYet("grpo")(cmd, nil)
+			if err := cfg.ValidateRL(); err != nil {
+				if f.config != "" {
+					return fmt.Errorf("%s: %w", f.config, err)
+				}
+				return err
+			}
+			if f.debugTemplate {
+				return printDebugTemplate(cmd, cfg)
+			}
+			res, err := run(cmd.Context(), cfg, trainer.RLOptions{Resume: f.resume, Log: cmd.ErrOrStderr()})
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.ErrOrStderr(), "%s: done: %d steps; last checkpoint %s\n", algo, res.Steps, res.Checkpoint)
+			if res.Best != nil {
+				fmt.Fprintf(cmd.ErrOrStderr(), "%s: best validation %s %.4f in %s/best\n", algo, cfg.Checkpoint.BestMetric, *res.Best, cfg.Run.Dir)
+			}
+			return nil
 		},
 	}
 	addRunFlags(cmd, &f)
-	root.AddCommand(cmd)
+	return cmd
 }

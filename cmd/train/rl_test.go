@@ -1,0 +1,60 @@
+package main
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// tinyRLArgs runs configs/<name>.yaml for steps steps in run, with the
+// repository-root paths of the tiny config made relative to cmd/train.
+func tinyRLArgs(algo, name, run string, steps string, extra ...string) []string {
+	td := "../../trainer/testdata/sft"
+	args := []string{algo, "--config", "../../configs/" + name + ".yaml",
+		"--set", "run.dir=" + run, "--set", "model.path=" + td + "/tiny",
+		"--set", "data.train=" + td + "/train.jsonl", "--set", "data.val=" + td + "/val.jsonl",
+		"--set", "optim.max_steps=" + steps, "--set", "eval_every=2", "--set", "checkpoint.every=1"}
+	return append(args, extra...)
+}
+
+// `train grpo` and `train ppo` run the tiny configs, write a checkpoint
+// per step, and continue with --resume.
+func TestTrainRLTiny(t *testing.T) {
+	for _, c := range []struct{ algo, cfg string }{{"grpo", "grpo-tiny"}, {"ppo", "ppo-tiny"}} {
+		run := filepath.Join(t.TempDir(), "run")
+		_, stderr, code := runTrain(t, tinyRLArgs(c.algo, c.cfg, run, "2")...)
+		if code != 0 || !strings.Contains(stderr, c.algo+": done: 2 steps") {
+			t.Fatalf("train %s: exit %d\n%s", c.algo, code, stderr)
+		}
+		_, stderr, code = runTrain(t, append(tinyRLArgs(c.algo, c.cfg, run, "3"), "--resume")...)
+		if code != 0 || !strings.Contains(stderr, "resuming from") || !strings.Contains(stderr, "done: 3 steps") {
+			t.Fatalf("train %s --resume: exit %d\n%s", c.algo, code, stderr)
+		}
+	}
+}
+
+// Bad RL keys fail before any work, naming the file, the key and the
+// valid choices.
+func TestTrainRLConfigErrors(t *testing.T) {
+	for _, c := range []struct {
+		set  string
+		want []string
+	}{
+		{"reward.name=rm4", []string{"grpo-rm3.yaml", `key "reward.name": "rm4" is not one of rm1, rm2, rm3, decomposed, binary, r2if`}},
+		{"token_weight.beta=0", []string{`key "token_weight.beta": must be > 0, got 0`}},
+		{"token_weight.beta=-3", []string{`key "token_weight.beta": must be > 0, got -3`}},
+		{"kl.estimator=k4", []string{`key "kl.estimator": "k4" is not one of k1, k2, k3`}},
+		{"loss_agg=mean", []string{`key "loss_agg": "mean" is not one of token-mean, seq-mean-token-mean, seq-mean-token-sum-norm`}},
+		{"ppo.gamma=1.5", []string{"grpo-rm3.yaml", `key "ppo.gamma": must be in [0,1], got 1.5`}},
+	} {
+		_, stderr, code := runTrain(t, "grpo", "--config", "../../configs/grpo-rm3.yaml", "--set", c.set)
+		if code == 0 {
+			t.Fatalf("--set %s: exit 0", c.set)
+		}
+		for _, w := range c.want {
+			if !strings.Contains(stderr, w) {
+				t.Errorf("--set %s: stderr %q lacks %q", c.set, stderr, w)
+			}
+		}
+	}
+}

@@ -1,0 +1,115 @@
+package trainer
+
+// PPO: proximal policy optimization with a learned critic (paper 000 §4,
+// REFERENCE §5). `train ppo --config configs/ppo-rm3.yaml` runs it. It
+// reads top to bottom: setup, then per step
+//
+//	sample P prompts → roll out one response each (T = 0.6, top-p 0.95;
+//	the rollout's log-probs are π_old)
+//	→ reward each response
+//	→ the critic's values V_t on the state before each response token
+//	→ GAE(γ, λ) with the reward on the last token: A_t and returns A_t + V_t
+//	→ whiten A over every response token of the step (batch level)
+//	→ β token weighting: Â_t = w_t·A_t on argument-value tokens
+//	→ reference log-probs
+//	→ ppo.epochs passes over mini-batches of
+//	  −min(ρÂ, clip(ρ)Â) + kl.coef·KL + vf_coef·½·max((V−ret)², (clip(V, V_old±c)−ret)²)
+//	→ log → evaluate every eval_every → checkpoint (value_head.safetensors too).
+//
+// The critic: a value head on the shared trunk. value[b,t] = h[b,t]·wᵀ + b
+// reads the policy's final normed hidden state (model.Options.ValueHead),
+// and the value loss back-propagates through the same LoRA adapters as
+// the policy loss. Why not a critic with its own LoRA (or its own model, as
+// verl and TRL): the model carries one set of adapters, and a shared trunk
+// costs no second forward or backward pass and no second copy of the
+// weights; vf_coef sets how much the critic may move the shared adapters.
+// The price is interference between the two losses, one reason paper 000
+// finds PPO less stable than GRPO (Table 15). The head (w ~ U(±1/√C), b = 0)
+// is saved as value_head.safetensors in every checkpoint.
+//
+// Where it departs from the papers: the KL term is in the loss, not folded
+// into per-token rewards (as GRPO here, and verl with use_kl_loss); the
+// critic is not warmed up before the policy; no dropout (rl_run.go).
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// PPO runs critic-based PPO as cfg describes.
+func PPO(ctx context.Context, cfg Config, o RLOptions) (*RLResult, error) {
+	r, err := newRLRun(ctx, cfg, o, "ppo")
+	if err != nil {
+		return nil, err
+	}
+	defer r.close()
+	beta := cfg.TokenWeight.Beta
+
+	for step := r.start + 1; step <= r.total; step++ {
+		if o.StopAfter > 0 && step > o.StopAfter {
+			break
+		}
+		if err := ctx.Err(); err != nil {
+			return r.res, fmt.Errorf("ppo: stopped before step %d: %w", step, err)
+		}
+		t0 := time.Now()
+		m := Metrics{}
+		sb := r.batches.Next()
+
+		// ---- roll out one response per prompt; score them.
+		items, err := r.rollOut(ctx, step, sb.Records(), m)
+		if err != nil {
+			return r.res, fmt.Errorf("ppo: step %d: %w", step, err)
+		}
+		if _, err := r.score(ctx, items, m); err != nil {
+			return r.res, fmt.Errorf("ppo: step %d: %w", step, err)
+		}
+		train := trainable(items)
+
+		// ---- critic values, GAE, batch whitening, then β.
+		if err := r.values(train); err != nil {
+			return r.res, fmt.Errorf("ppo: step %d: %w", step, err)
+		}
+		advs := make([][]float32, len(train))
+		rolls := make([]*Rollout, len(train))
+		var vsum float64
+		for i, it := range train {
+			advs[i], it.roll.Ret = GAE(it.roll.OldV, it.res.Reward, cfg.PPO.Gamma, cfg.PPO.Lambda)
+			vsum += float64(it.roll.OldV[0])
+		}
+		Whiten(advs)
+		for i, it := range train {
+			w := TokenWeights(it.sample.Offsets, it.res.Spans, beta)
+			for t := range advs[i] {
+				advs[i][t] *= w[t]
+			}
+			it.roll.Adv = advs[i]
+			rolls[i] = &it.roll
+		}
+		AdvantageMetrics(m, rolls)
+		if len(train) > 0 {
+			m["value_first_mean"] = vsum / float64(len(train))
+		}
+
+		// ---- reference log-probs; updates of policy and critic.
+		if err := r.reference(train, m); err != nil {
+			return r.res, fmt.Errorf("ppo: step %d: %w", step, err)
+		}
+		if err := r.update(train, step, r.sched.LR(step-1), m); err != nil {
+			return r.res, fmt.Errorf("ppo: step %d: %w", step, err)
+		}
+
+		// ---- log, evaluate, checkpoint.
+		m["time_step_s"] = time.Since(t0).Seconds()
+		newTok := 0
+		for _, it := range items {
+			newTok += len(it.sample.IDs)
+		}
+		if err := r.endStep(ctx, step, m, sb, newTok); err != nil {
+			return r.res, fmt.Errorf("ppo: %w", err)
+		}
+	}
+	r.res.Best = r.run.Best()
+	return r.res, nil
+}
