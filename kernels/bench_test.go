@@ -4,33 +4,64 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"testing"
+	"time"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/gonum"
 )
 
-// SGEMM benchmarks: GFLOP/s of C = A·op(B) through the CPU backend
-// (Backend.MatMul with the build's BLAS) and, in the openblas build,
-// OpenBLAS's sgemm called directly (bench_openblas_test.go). bench.sh runs
-// the default and the openblas build and prints the ratio table.
+// SGEMM benchmarks: GFLOP/s of C = α·op(A)·op(B) for
+//
+//	gonum            gonum's pure-Go sgemm called directly (its own goroutines):
+//	                 the default build's matmul before kernels/internal/sgemm
+//	default          Backend.MatMul as in the default (cgo-free) build: the
+//	                 packed assembly SGEMM, split over goroutines by cpu_matmul.go
+//	                 (gonum again where the machine has no AVX2+FMA)
+//	openblas         Backend.MatMul in the -tags openblas build
+//	openblas-direct  OpenBLAS's sgemm called directly, its own threads
+//
+// (the last two only in the openblas build, bench_openblas_test.go).
+// BenchmarkSGEMMPaired times them alternating call by call in one process
+// and reports rates and ratios; bench.sh prints the table.
 
-// sgemmShapes: square sizes and two Linear shapes (y = x·Wᵀ, TransB):
-// a batch-64 decode step and a 2048-token training step of a 896→4864 MLP.
+// sgemmShapes: square sizes; the 896→4864 MLP Linear (y = x·Wᵀ) at a
+// batch-64 decode step and a 2048-token step; the demo model's shapes
+// (C=512, F=1408, 256 tokens): forward x·Wᵀ, backward dX = dY·W and
+// dW = dYᵀ·X; attention-like 2048×2048×128 products (Q·Kᵀ, P·V).
 var sgemmShapes = []struct {
-	m, n, k int
-	transB  bool
+	m, n, k    int
+	transA, tB bool
 }{
-	{256, 256, 256, false},
-	{1024, 1024, 1024, false},
-	{2048, 2048, 2048, false},
-	{64, 4864, 896, true},
-	{2048, 4864, 896, true},
+	{256, 256, 256, false, false},
+	{1024, 1024, 1024, false, false},
+	{2048, 2048, 2048, false, false},
+	{64, 4864, 896, false, true},
+	{2048, 4864, 896, false, true},
+	{256, 1408, 512, false, true},
+	{256, 512, 1408, false, false},
+	{1408, 512, 256, true, false},
+	{64, 512, 512, false, true},
+	{2048, 2048, 128, false, true},
+	{2048, 128, 2048, false, false},
 }
 
-// sgemmImpls maps a benchmark name to a function doing one C = A·op(B).
-// The openblas build adds "openblas-direct".
-var sgemmImpls = []struct {
+func shapeName(m, n, k int, tA, tB bool) string {
+	t := map[bool]string{false: "N", true: "T"}
+	return fmt.Sprintf("%dx%dx%d%s%s", m, n, k, t[tA], t[tB])
+}
+
+// sgemmImpl makes a function doing one C = op(A)·op(B) of a shape.
+type sgemmImpl struct {
 	name string
-	mk   func(m, n, k int, transB bool) func() error
-}{
-	{"cpu-" + blasName, backendSGEMM},
+	mk   func(m, n, k int, tA, tB bool) func() error
+}
+
+// sgemmImpls: the openblas build appends "openblas" and "openblas-direct".
+var sgemmImpls = []sgemmImpl{
+	{"gonum", gonumSGEMM},
+	{"default", func(m, n, k int, tA, tB bool) func() error {
+		return backendSGEMM(newCPU(newGoBLAS().Sgemm), m, n, k, tA, tB)
+	}},
 }
 
 func randF32(n int) []float32 {
@@ -42,23 +73,47 @@ func randF32(n int) []float32 {
 	return x
 }
 
-func backendSGEMM(m, n, k int, transB bool) func() error {
-	be := NewCPU()
+// lds are the leading dimensions of op(A) M×K and op(B) K×N.
+func lds(m, n, k int, tA, tB bool) (blas.Transpose, int, blas.Transpose, int) {
+	ta, lda, tb, ldb := blas.NoTrans, k, blas.NoTrans, n
+	if tA {
+		ta, lda = blas.Trans, m
+	}
+	if tB {
+		tb, ldb = blas.Trans, k
+	}
+	return ta, lda, tb, ldb
+}
+
+func gonumSGEMM(m, n, k int, tA, tB bool) func() error {
+	a, b, c := randF32(m*k), randF32(k*n), make([]float32, m*n)
+	ta, lda, tb, ldb := lds(m, n, k, tA, tB)
+	var impl gonum.Implementation
+	return func() error {
+		impl.Sgemm(ta, tb, m, n, k, 1, a, lda, b, ldb, 0, c, n)
+		return nil
+	}
+}
+
+func backendSGEMM(be Backend, m, n, k int, tA, tB bool) func() error {
 	a, b, c := be.Alloc(F32, m*k), be.Alloc(F32, k*n), be.Alloc(F32, m*n)
 	be.CopyIn(a, randF32(m*k))
 	be.CopyIn(b, randF32(k*n))
-	p := MatMulParams{Batch: 1, M: m, N: n, K: k, TransB: transB, Alpha: 1}
+	p := MatMulParams{Batch: 1, M: m, N: n, K: k, TransA: tA, TransB: tB, Alpha: 1}
 	return func() error {
 		be.MatMul(c, a, b, p)
 		return be.Sync()
 	}
 }
 
+func flops(m, n, k int) float64 { return 2 * float64(m) * float64(n) * float64(k) }
+
+// BenchmarkSGEMM times each implementation on its own.
 func BenchmarkSGEMM(b *testing.B) {
 	for _, impl := range sgemmImpls {
 		for _, s := range sgemmShapes {
-			b.Run(fmt.Sprintf("impl=%s/shape=%dx%dx%d", impl.name, s.m, s.n, s.k), func(b *testing.B) {
-				run := impl.mk(s.m, s.n, s.k, s.transB)
+			b.Run("impl="+impl.name+"/shape="+shapeName(s.m, s.n, s.k, s.transA, s.tB), func(b *testing.B) {
+				run := impl.mk(s.m, s.n, s.k, s.transA, s.tB)
 				if err := run(); err != nil {
 					b.Fatal(err)
 				}
@@ -68,10 +123,54 @@ func BenchmarkSGEMM(b *testing.B) {
 						b.Fatal(err)
 					}
 				}
-				flops := 2 * float64(s.m) * float64(s.n) * float64(s.k) * float64(b.N)
-				b.ReportMetric(flops/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+				b.ReportMetric(flops(s.m, s.n, s.k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 			})
 		}
+	}
+}
+
+// BenchmarkSGEMMPaired runs every implementation once per iteration, in
+// turn, timing each separately, so load from other processes hits all
+// alike. It reports each one's GFLOP/s and "default/gonum" (and, in the
+// openblas build, "default/direct", "openblas/direct" and
+// "default/openblas"): speed ratios over the same iterations.
+func BenchmarkSGEMMPaired(b *testing.B) {
+	for _, s := range sgemmShapes {
+		b.Run("shape="+shapeName(s.m, s.n, s.k, s.transA, s.tB), func(b *testing.B) {
+			runs := make([]func() error, len(sgemmImpls))
+			for i, impl := range sgemmImpls {
+				runs[i] = impl.mk(s.m, s.n, s.k, s.transA, s.tB)
+				if err := runs[i](); err != nil {
+					b.Fatal(err)
+				}
+			}
+			el := make([]time.Duration, len(runs))
+			b.ResetTimer()
+			for it := 0; it < b.N; it++ {
+				for i, run := range runs {
+					t0 := time.Now()
+					if err := run(); err != nil {
+						b.Fatal(err)
+					}
+					el[i] += time.Since(t0)
+				}
+			}
+			f := flops(s.m, s.n, s.k) * float64(b.N)
+			at := map[string]time.Duration{}
+			for i, impl := range sgemmImpls {
+				at[impl.name] = el[i]
+				b.ReportMetric(f/el[i].Seconds()/1e9, impl.name+"-GFLOP/s")
+			}
+			ratio := func(name, x, y string) {
+				if at[x] > 0 && at[y] > 0 {
+					b.ReportMetric(at[y].Seconds()/at[x].Seconds(), name)
+				}
+			}
+			ratio("default/gonum", "default", "gonum")
+			ratio("default/direct", "default", "openblas-direct")
+			ratio("openblas/direct", "openblas", "openblas-direct")
+			ratio("default/openblas", "default", "openblas")
+		})
 	}
 }
 

@@ -28,6 +28,9 @@ const blasName = "openblas"
 // thread per call).
 const gemmSplit = true
 
+// gemmAlignM, gemmAlignN: split blocks are multiples of 16 rows/columns.
+const gemmAlignM, gemmAlignN = 16, 16
+
 func init() { setBLASThreads(1) }
 
 // setBLASThreads sets OpenBLAS's own thread count (process-wide).

@@ -38,8 +38,11 @@ type sgemmFunc func(tA, tB blas.Transpose, m, n, k int, alpha float32, a []float
 
 var _ Backend = (*cpuBackend)(nil)
 
-// NewCPU returns the pure-Go CPU backend. Its matmul uses gonum's pure-Go
-// BLAS, or OpenBLAS when built with -tags openblas (see blas_openblas.go).
+// NewCPU returns the pure-Go CPU backend. Its matmul is the packed SGEMM
+// with assembly microkernels of kernels/internal/sgemm (AVX-512 or
+// AVX2+FMA, chosen at run time), gonum's pure-Go BLAS on other CPUs and
+// architectures or with -tags purego, or OpenBLAS when built with
+// -tags openblas (see blas_noopenblas.go, blas_openblas.go).
 func NewCPU() Backend {
 	return newCPU(defaultBLAS.Sgemm)
 }

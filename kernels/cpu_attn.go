@@ -4,6 +4,8 @@ import (
 	"math"
 
 	"gonum.org/v1/gonum/blas"
+
+	"github.com/argrl/argrl/kernels/internal/vec"
 )
 
 // Fused causal GQA attention on the CPU.
@@ -145,10 +147,12 @@ func (c *cpuBackend) attnFwdTile(g *attnGeom, a *attnBufs, p AttnParams, scale f
 		for _, x := range row[1:L] {
 			m = max(m, x)
 		}
-		var sum float32
 		for j, x := range row[:L] {
-			e := expf(x - m)
-			row[j] = e
+			row[j] = x - m
+		}
+		vec.Exp(row[:L])
+		var sum float32
+		for _, e := range row[:L] {
 			sum += e
 		}
 		clear(row[L:])
@@ -239,8 +243,10 @@ func (c *cpuBackend) attnBwdTile(g *attnGeom, a *attnBufs, p AttnParams, scale f
 			dsum += x * o[d]
 		}
 		for j := range prow[:L] {
-			pj := expf(prow[j] - l)
-			prow[j] = pj
+			prow[j] -= l
+		}
+		vec.Exp(prow[:L])
+		for j, pj := range prow[:L] {
 			drow[j] = pj * (drow[j] - dsum) * scale
 		}
 		clear(prow[L:])

@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"math"
 	"slices"
+
+	"github.com/argrl/argrl/kernels/internal/vec"
 )
 
 // Vocabulary-wide ops of the CPU backend, parallel over rows.
@@ -51,18 +53,25 @@ func (c *cpuBackend) LogProbs(lp, lse, ent, logits Buffer, targets []int32, N, V
 			row := x[n*V : n*V+V]
 			m := rowMax(row)
 			var s, t float64
-			if ents != nil {
-				for _, v := range row {
-					d := v - m
-					e := expf(d)
-					s += float64(e)
-					if e != 0 {
-						t += float64(e) * float64(d)
-					}
+			var buf [512]float32 // exp(row − m) by segments (vec.Exp)
+			for j0 := 0; j0 < V; j0 += len(buf) {
+				seg := row[j0:min(j0+len(buf), V)]
+				e := buf[:len(seg)]
+				for j, v := range seg {
+					e[j] = v - m
 				}
-			} else {
-				for _, v := range row {
-					s += float64(expf(v - m))
+				vec.Exp(e)
+				if ents == nil {
+					for _, ev := range e {
+						s += float64(ev)
+					}
+					continue
+				}
+				for j, ev := range e {
+					s += float64(ev)
+					if ev != 0 {
+						t += float64(ev) * float64(seg[j]-m)
+					}
 				}
 			}
 			l := float64(m) + math.Log(s)
@@ -110,7 +119,11 @@ func (c *cpuBackend) LogProbsBackward(dlogits, dlp, logits, lse Buffer, targets 
 			}
 			g, ln := -d[n], l[n]
 			for v, xv := range row {
-				out[v] = g * expf(xv-ln)
+				out[v] = xv - ln
+			}
+			vec.Exp(out)
+			for v := range out {
+				out[v] *= g
 			}
 			out[tg] += d[n]
 		}
@@ -183,9 +196,11 @@ func (s *sampler) draw(row []float32, u float32, p SampleParams) int32 {
 	lo := m
 	var Z float64
 	for v, x := range row {
-		ev := expf((x - m) * it)
-		s.e[v] = ev
-		Z += float64(ev)
+		s.e[v] = (x - m) * it
+	}
+	vec.Exp(s.e)
+	for v, x := range row {
+		Z += float64(s.e[v])
 		if x < lo && !math.IsInf(float64(x), -1) {
 			lo = x
 		}

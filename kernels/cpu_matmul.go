@@ -95,7 +95,8 @@ func (c *cpuBackend) MatMul(cb, ab, bb Buffer, p MatMulParams) {
 
 // gemm is one sgemm; with gemmSplit, a product of at least 2²¹ multiply-adds
 // is cut into c.par blocks of rows of C (or of columns when N > M), one
-// single-threaded BLAS call per goroutine.
+// single-threaded BLAS call per goroutine. Blocks are multiples of
+// gemmAlignM rows (gemmAlignN columns): the BLAS's register tile.
 func (c *cpuBackend) gemm(tA, tB blas.Transpose, M, N, K int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, cc []float32, ldc int) {
 	if !gemmSplit || c.par < 2 || M*N*K < 1<<21 {
 		c.sgemm(tA, tB, M, N, K, alpha, a, lda, b, ldb, beta, cc, ldc)
@@ -103,7 +104,7 @@ func (c *cpuBackend) gemm(tA, tB blas.Transpose, M, N, K int, alpha float32, a [
 	}
 	if M >= N {
 		blk := (M + c.par - 1) / c.par
-		blk = (blk + 15) &^ 15
+		blk = (blk + gemmAlignM - 1) / gemmAlignM * gemmAlignM
 		c.parallelFor((M+blk-1)/blk, 1, func(lo, hi int) {
 			for i := lo; i < hi; i++ {
 				m0 := i * blk
@@ -118,7 +119,7 @@ func (c *cpuBackend) gemm(tA, tB blas.Transpose, M, N, K int, alpha float32, a [
 		return
 	}
 	blk := (N + c.par - 1) / c.par
-	blk = (blk + 15) &^ 15
+	blk = (blk + gemmAlignN - 1) / gemmAlignN * gemmAlignN
 	c.parallelFor((N+blk-1)/blk, 1, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			n0 := i * blk

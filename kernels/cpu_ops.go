@@ -3,6 +3,8 @@ package kernels
 import (
 	"math"
 	"sync"
+
+	"github.com/argrl/argrl/kernels/internal/vec"
 )
 
 // Row- and element-parallel ops of the CPU backend. Grain sizes are element
@@ -256,10 +258,7 @@ func (c *cpuBackend) SwiGLU(out, gate, up Buffer, n int) {
 		return
 	}
 	c.parallelFor(n, grainElems/4, func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			x := g[i]
-			o[i] = x / (1 + expf(-x)) * u[i]
-		}
+		vec.SwiGLU(o[lo:hi], g[lo:hi], u[lo:hi]) // x/(1+e^−x)·u
 	})
 }
 
@@ -276,13 +275,7 @@ func (c *cpuBackend) SwiGLUBackward(dgate, dup, dout, gate, up Buffer, n int) {
 		return
 	}
 	c.parallelFor(n, grainElems/4, func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			x, di := g[i], d[i]
-			s := 1 / (1 + expf(-x))
-			dgi := di * u[i] * s * (1 + x*(1-s))
-			du[i] = di * x * s
-			dg[i] = dgi
-		}
+		vec.SwiGLUBackward(dg[lo:hi], du[lo:hi], d[lo:hi], g[lo:hi], u[lo:hi])
 	})
 }
 
@@ -301,14 +294,10 @@ func (c *cpuBackend) AXPBY(out, a, b Buffer, alpha, beta float32, n int) {
 	}
 	c.parallelFor(n, grainElems, func(lo, hi int) {
 		if beta == 0 {
-			for i := lo; i < hi; i++ {
-				o[i] = alpha * as[i]
-			}
+			vec.AXPBY(o[lo:hi], as[lo:hi], nil, alpha, 0)
 			return
 		}
-		for i := lo; i < hi; i++ {
-			o[i] = alpha*as[i] + beta*bs[i]
-		}
+		vec.AXPBY(o[lo:hi], as[lo:hi], bs[lo:hi], alpha, beta)
 	})
 }
 
@@ -405,13 +394,8 @@ func (c *cpuBackend) Dropout(out, x Buffer, n int, p float32, seed uint64) {
 		scale = float32(1 / (1 - float64(p)))
 	}
 	c.parallelFor(n, grainElems/4, func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			if p < 1 && DropoutUniform(seed, i) >= p {
-				o[i] = xs[i] * scale
-			} else {
-				o[i] = 0
-			}
-		}
+		// keep(i) = DropoutUniform(seed, i) ≥ p, never for p = 1.
+		vec.Dropout(o[lo:hi], xs[lo:hi], lo, p, scale, seed)
 	})
 }
 

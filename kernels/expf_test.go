@@ -3,7 +3,14 @@ package kernels
 import (
 	"math"
 	"testing"
+
+	"github.com/argrl/argrl/kernels/internal/vec"
 )
+
+// expf is the backend's scalar exp: vec.Expf, the reference of the vec.Exp
+// assembly that the softmax, log-prob and SwiGLU loops use (bit-identical,
+// see kernels/internal/vec).
+var expf = vec.Expf
 
 // expf must be within 2e-7 relative of exp over the normal float32 range,
 // exact at 0, and handle the edges (overflow, flush to zero, NaN, -Inf).

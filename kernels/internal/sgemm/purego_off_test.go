@@ -1,0 +1,5 @@
+//go:build !purego
+
+package sgemm
+
+const purego = false

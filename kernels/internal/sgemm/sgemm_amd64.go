@@ -1,0 +1,48 @@
+//go:build amd64 && !purego
+
+package sgemm
+
+import "golang.org/x/sys/cpu"
+
+//go:generate go run asm_gen.go -out sgemm_amd64.s
+
+// Microkernels in sgemm_amd64.s. Both compute, for packed panels a [kc][mr]
+// and b [kc][nr], the tile C[0:m, 0:n] (leading dimension ldc) exactly as
+// sgemmKernelRef: one float32 FMA per k in order, then alpha·acc (+ beta·C
+// fused, C not read when beta = 0).
+
+// sgemmKernelAVX512 is the 8×48 AVX-512F kernel; it masks partial tiles.
+//
+//go:noescape
+func sgemmKernelAVX512(kc int, a, b, c *float32, ldc int, alpha, beta float32, m, n int)
+
+// sgemmKernelAVX2 is the 6×16 AVX2+FMA kernel; full tiles only.
+//
+//go:noescape
+func sgemmKernelAVX2(kc int, a, b, c *float32, ldc int, alpha, beta float32, m, n int)
+
+// transpose8Asm: dst[p*ldd+i] = src[i*lds+p] for i < 8, p < 8·blocks (AVX).
+//
+//go:noescape
+func transpose8Asm(dst *float32, ldd int, src *float32, lds int, blocks int)
+
+var (
+	avx512 = &Kernel{Name: "avx512", MR: 8, NR: 48, edges: true, fn: sgemmKernelAVX512}
+	avx2   = &Kernel{Name: "avx2", MR: 6, NR: 16, fn: sgemmKernelAVX2}
+)
+
+// available lists the microkernels this CPU runs, best first (x/sys/cpu
+// also checks that the OS saves the AVX/AVX-512 registers).
+func available() []*Kernel {
+	var ks []*Kernel
+	if cpu.X86.HasAVX512F {
+		ks = append(ks, avx512)
+	}
+	if cpu.X86.HasAVX2 && cpu.X86.HasFMA {
+		ks = append(ks, avx2)
+	}
+	if len(ks) > 0 {
+		transpose8 = transpose8Asm
+	}
+	return ks
+}

@@ -1,0 +1,7 @@
+//go:build !amd64 || purego
+
+package sgemm
+
+// available: no assembly microkernels on this architecture or with
+// -tags purego (kernels then uses gonum's pure-Go sgemm).
+func available() []*Kernel { return nil }
