@@ -149,9 +149,6 @@ func newRLRun(ctx context.Context, cfg Config, o RLOptions, algo string) (r *rlR
 	}
 	r.s.Config = cfg
 	r.s.Model.Dir = cfg.Model.Path
-	if r.s.Scorer, err = reward.NewScorer(RewardPackageConfig(cfg)); err != nil {
-		return nil, fmt.Errorf("%s: %w", algo, err)
-	}
 	if r.run, err = OpenRun(cfg, o.Resume, r.log); err != nil {
 		return nil, fmt.Errorf("%s: %w", algo, err)
 	}
@@ -262,19 +259,6 @@ func (r *rlRun) valueHead() []Param {
 		}
 	}
 	return out
-}
-
-// RewardPackageConfig maps format, judge and reward.* onto the reward
-// package's configuration.
-func RewardPackageConfig(cfg Config) reward.Config {
-	rc := reward.DefaultConfig()
-	rc.Format, rc.Judge = cfg.Format, cfg.Judge
-	rc.RejectString, rc.ALCRequiredOnly, rc.NoTextScore = cfg.Reward.RejectString, cfg.Reward.ALCRequiredOnly, cfg.Reward.NoTextScore
-	if cfg.Reward.ALCThreshold != 0 {
-		rc.ALCThreshold = cfg.Reward.ALCThreshold
-	}
-	rc.JudgeHTTP, rc.Decomposed, rc.R2IF = cfg.Reward.JudgeHTTP, cfg.Reward.Decomposed, cfg.Reward.R2IF
-	return rc
 }
 
 // rollOut samples r.g responses for each of the step's prompts (rollout

@@ -141,7 +141,7 @@ func NewSetup(cfg Config, o SetupOptions) (s *Setup, err error) {
 	if n := s.Tokenizer.VocabSize(); n > mc.VocabSize {
 		return nil, fmt.Errorf("tokenizer %s has %d tokens, more than vocab_size %d of %s", s.Tokenizer.File(), n, mc.VocabSize, mc.Path)
 	}
-	if s.Format, err = format.Get(cfg.Format, format.Options{}); err != nil {
+	if s.Format, err = format.Get(cfg.Format, format.Options{RejectString: cfg.Reward.RejectString}); err != nil {
 		return nil, fmt.Errorf(`key "format": %w`, err)
 	}
 	if !o.NoTrainData {
@@ -160,9 +160,7 @@ func NewSetup(cfg Config, o SetupOptions) (s *Setup, err error) {
 	if o.NoModel {
 		return s, nil
 	}
-	rc := reward.DefaultConfig()
-	rc.Format, rc.Judge = cfg.Format, cfg.Judge
-	if s.Scorer, err = reward.NewScorer(rc); err != nil {
+	if s.Scorer, err = reward.NewScorer(RewardPackageConfig(cfg)); err != nil {
 		return nil, err
 	}
 	if s.Backend, err = kernels.Open(cfg.Model.Backend); err != nil {
@@ -446,4 +444,17 @@ func (s *Setup) DebugTemplate(w io.Writer) error {
 	fmt.Fprintf(w, "record %q of %s\n%s", ex.Rec.ID, ds.Path, text)
 	fmt.Fprintf(w, "tokens: %d (prompt %d, loss on %d target tokens); model.max_len %d\n", len(ex.IDs), ex.PromptLen, ex.Targets, s.MaxLen)
 	return nil
+}
+
+// RewardPackageConfig maps the run config onto the reward package's config,
+// so validation metrics and RL rewards share one scorer (REFERENCE §3).
+func RewardPackageConfig(cfg Config) reward.Config {
+	rc := reward.DefaultConfig()
+	rc.Format, rc.Judge = cfg.Format, cfg.Judge
+	rc.RejectString, rc.ALCRequiredOnly, rc.NoTextScore = cfg.Reward.RejectString, cfg.Reward.ALCRequiredOnly, cfg.Reward.NoTextScore
+	if cfg.Reward.ALCThreshold != 0 {
+		rc.ALCThreshold = cfg.Reward.ALCThreshold
+	}
+	rc.JudgeHTTP, rc.Decomposed, rc.R2IF = cfg.Reward.JudgeHTTP, cfg.Reward.Decomposed, cfg.Reward.R2IF
+	return rc
 }
