@@ -243,3 +243,38 @@ func TestEntropyAndBuckets(t *testing.T) {
 		}
 	}
 }
+
+// TestGraphCacheMemoryBudget: beyond Options.GraphBytes the cache keeps
+// only the graph in use, and evicted shapes rebuild to the same results.
+func TestGraphCacheMemoryBudget(t *testing.T) {
+	const name = "qwen2-f32"
+	ref := readFixtureRef(t, name)
+	m := openFixture(t, name, Options{GraphBytes: 1})
+	s := ref.Tokens[0]
+	long := append(append(append([]int32(nil), s...), s...), s...)
+	first, err := m.LogProbs([][]int32{long[:5]}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []int{20, 40, 5} {
+		if _, err := m.LogProbs([][]int32{long[:n]}, false); err != nil {
+			t.Fatal(err)
+		}
+		if len(m.graphs.m) != 1 {
+			t.Fatalf("%d graphs cached under a 1-byte budget, want only the one in use", len(m.graphs.m))
+		}
+	}
+	again, _ := m.LogProbs([][]int32{long[:5]}, false)
+	if maxDiff(first, again) != 0 {
+		t.Error("a rebuilt graph gives different log-probs")
+	}
+	m2 := openFixture(t, name, Options{})
+	for _, n := range []int{5, 20, 40} {
+		if _, err := m2.LogProbs([][]int32{long[:n]}, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(m2.graphs.m) != 3 {
+		t.Errorf("default budget: %d graphs cached, want 3", len(m2.graphs.m))
+	}
+}

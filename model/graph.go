@@ -197,6 +197,42 @@ func (gc *graphCache) clear() {
 	}
 }
 
+// planned is the memory, in bytes, that mg's compiled executors hold.
+func (mg *modelGraph) planned() int64 {
+	var n int64
+	for _, e := range []*graph.Executor{mg.train, mg.eval} {
+		if e != nil {
+			st := e.Stats()
+			n += st.SlotElems + st.PinnedElems
+		}
+	}
+	return 4 * n
+}
+
+// trim evicts least recently used graphs other than keep while the cached
+// executors plan more than budget bytes (0: 4 GiB).
+func (gc *graphCache) trim(keep *modelGraph, budget int64) {
+	if budget <= 0 {
+		budget = 4 << 30
+	}
+	for {
+		var total int64
+		var old [2]int
+		var oldest uint64 = ^uint64(0)
+		for k, g := range gc.m {
+			total += g.planned()
+			if g != keep && g.used < oldest {
+				old, oldest = k, g.used
+			}
+		}
+		if total <= budget || oldest == ^uint64(0) {
+			return
+		}
+		gc.m[old].close()
+		delete(gc.m, old)
+	}
+}
+
 // graphFor returns the cached graph for (B, bucket(T)), building it (and
 // evicting the least recently used one) when needed.
 func (m *Model) graphFor(B, maxT int) (*modelGraph, error) {
@@ -258,5 +294,6 @@ func (m *Model) executor(mg *modelGraph, train bool) (*graph.Executor, error) {
 	} else {
 		mg.eval = e
 	}
+	m.graphs.trim(mg, m.opt.GraphBytes)
 	return e, nil
 }

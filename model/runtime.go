@@ -81,6 +81,10 @@ type Options struct {
 	// ever built. MaxGraphs bounds the compiled shapes kept (0: 8), least
 	// recently used evicted.
 	TBucket, MaxGraphs int
+	// GraphBytes bounds the device memory the cached executors plan
+	// (activations, logits, gradients; 0: 4 GiB): least recently used
+	// graphs are evicted beyond it, the one in use is always kept.
+	GraphBytes int64
 }
 
 // linear is one linear layer of a decoder layer: y = x·Wᵀ (+ LoRA).
