@@ -20,8 +20,8 @@
 # prefill (as Hugging Face generate(num_return_sequences=8) does). About
 # 7 minutes on 2 busy cores.
 #
-# Threads: the Go side runs with GOMAXPROCS=t (the openblas build: OpenBLAS
-# single-threaded, the backend splits large matmuls over goroutines), the
+# Threads: the Go side runs with GOMAXPROCS=t (the backend splits large
+# matmuls over goroutines; with BENCH_TAGS=openblas, OpenBLAS runs single-threaded), the
 # reference with torch.set_num_threads(t) (Debian python3-torch, OpenBLAS
 # under it), for each t in THREADS (default 1: on a shared 2-core machine
 # torch's OpenMP workers spin-wait and collapse when the cores are busy,
@@ -43,8 +43,16 @@ if [ ! -f "$SMALL/model.safetensors" ]; then
 	echo "rollout/bench: generating the small model into $SMALL ..." >&2
 	$PY testdata/make_fixtures.py --small "$SMALL" >&2
 fi
-echo "rollout/bench: building the Go bench (-tags openblas) ..." >&2
-CGO_LDFLAGS="${CGO_LDFLAGS:-} -lopenblas" go build -tags openblas -o "$tmp/bench" ./rollout/bench
+# The default (cgo-free) build is the one the train binary ships: its
+# Go-assembly SGEMM is row-invariant and at least as fast as OpenBLAS here.
+# BENCH_TAGS=openblas benchmarks the OpenBLAS build instead.
+if [ -n "${BENCH_TAGS:-}" ]; then
+	echo "rollout/bench: building the Go bench (-tags $BENCH_TAGS) ..." >&2
+	CGO_LDFLAGS="${CGO_LDFLAGS:-} -lopenblas" go build -tags "$BENCH_TAGS" -o "$tmp/bench" ./rollout/bench
+else
+	echo "rollout/bench: building the Go bench (default build) ..." >&2
+	go build -o "$tmp/bench" ./rollout/bench
+fi
 
 for m in "$TINY" "$SMALL"; do
 	"$tmp/bench" -model "$m" -batch 2 -prompt 24 -new 24 -dump "$tmp/dump.json"

@@ -9,7 +9,8 @@
 # One step = forward + backward over B×T tokens (loss on the last T/2
 # positions), LoRA r=32 α=64 dropout 0.05 on every linear layer, grad-norm
 # clip 1.0, AdamW. argrl: BenchmarkSFTStep (trainer/sft_bench_test.go), the
-# code path of trainer/sft.go, in the default build (pure-Go gonum BLAS) and
+# code path of trainer/sft.go, in the default build (cgo-free, Go-assembly
+# SGEMM) and
 # the -tags openblas build; PyTorch: trainer/bench/sft_bench.py under Debian's
 # python3-torch (/usr/bin/python3). Each reports the median step over STEPS
 # timed steps after a warm-up step, all with THREADS threads (GOMAXPROCS for
@@ -49,12 +50,12 @@ else
 fi
 echo "sft_bench: PyTorch reference ..." >&2
 pt=$($PY trainer/bench/sft_bench.py "$MODEL" --batch "$B" --seq "$T" --steps "$STEPS" --threads "$THREADS" | awk '{print $3}')
-echo "sft_bench: argrl default build (gonum BLAS) ..." >&2
+echo "sft_bench: argrl default build (Go-assembly SGEMM) ..." >&2
 gd=$(gobench "" "$(( STEPS < 3 ? STEPS : 3 ))")
 
 echo "SFT step, small model (qwen2 C=512 L=8 V=8192), LoRA r=32 on all linears, AdamW; B=$B T=$T, $THREADS threads"
 printf "%-36s %10s %10s\n" "" "tokens/s" "vs torch"
 row() { [ -n "$2" ] && printf "%-36s %10.1f %9.2fx\n" "$1" "$2" "$(echo "$2 $pt" | awk '{print $1/$2}')"; return 0; }
 row "argrl, -tags openblas" "$ob"
-row "argrl, default build (gonum BLAS)" "$gd"
+row "argrl, default build (Go asm SGEMM)" "$gd"
 printf "%-36s %10.1f %9.2fx\n" "PyTorch $($PY -c 'import torch; print(torch.__version__)') (reference)" "$pt" 1
