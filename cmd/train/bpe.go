@@ -14,7 +14,7 @@ import (
 	"github.com/argrl/argrl/model/tokenizer/bpetrain"
 )
 
-// train data bpe --out DIR [--vocab-size 2048] [--template qwen2.5] FILE...
+// train data bpe --out DIR [--vocab-size 2048] [--template qwen2.5] [--isolate-prefix] FILE...
 // Trains the demo's byte-level BPE on records rendered exactly as training
 // will render them (chat template + output format), writes tokenizer.json
 // and tokenizer_config.json, reloads them with model/tokenizer and checks
@@ -93,6 +93,7 @@ text; token counts per record are printed.`,
 	fl.StringVar(&tmplName, "template", "qwen2.5", "chat template the texts are rendered with")
 	fl.StringVar(&formatName, "format", "tool_call", "output format of the gold answers")
 	fl.StringVar(&system, "system", "", "system prompt for records without one (empty: the template's default)")
+	fl.BoolVar(&cfg.IsolatePrefix, "isolate-prefix", false, "never merge the space or quote before a word into it (\" word\" = Ġ + tokens(\"word\")): copying words into argument values becomes token-for-token")
 	fl.IntVar(&maxLen, "model-max-length", maxLen, "model_max_length written to tokenizer_config.json")
 	return c
 }

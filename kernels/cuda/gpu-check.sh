@@ -15,13 +15,13 @@
 #      losses are compared step by step (kernels/cuda/gpucheck), and the
 #      rollout/training tokens/s and peak GPU memory are printed
 #
-# Environment: GRPO_CONFIG (default configs/demo-grpo.yaml), GRPO_STEPS (20),
+# Environment: GRPO_CONFIG (default configs/demo/grpo.yaml), GRPO_STEPS (20),
 # OUT (runs/gpu-check), BIN (bin).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 BIN=${BIN:-bin}
 OUT=${OUT:-runs/gpu-check}
-GRPO_CONFIG=${GRPO_CONFIG:-configs/demo-grpo.yaml}
+GRPO_CONFIG=${GRPO_CONFIG:-configs/demo/grpo.yaml}
 GRPO_STEPS=${GRPO_STEPS:-20}
 TAGS=argrl_cuda
 t0=$(date +%s)

@@ -44,6 +44,15 @@ type Config struct {
 	// MinFrequency stops training when the best pair occurs fewer times.
 	MinFrequency int
 	Added        []AddedToken // nil means ChatML()
+	// IsolatePrefix keeps the one-character prefix of a letter piece (the
+	// space of " word", the quote of "«word") out of every merge, so a word
+	// gets the same tokens after a space as after a JSON quote: " word" is
+	// Ġ + tokens("word"). The split pattern is unchanged (QwenPattern); the
+	// merges simply never join the prefix to a letter, so Hugging Face and
+	// argrl encode such files the same way. It costs about one token per
+	// word and makes copying a word from the prompt into an argument value
+	// a plain token-for-token copy, which a tiny model learns quickly.
+	IsolatePrefix bool
 }
 
 // Tokenizer is a trained byte-level BPE.
@@ -84,6 +93,12 @@ func Train(texts []string, cfg Config) (*Tokenizer, error) {
 				continue
 			}
 			for _, p := range pretokenize(norm.NFC.String(seg.text)) {
+				if cfg.IsolatePrefix {
+					if n := letterPrefix(p); n > 0 {
+						freq[toByteLevel(p[:n])]++
+						p = p[n:]
+					}
+				}
 				freq[toByteLevel(p)]++
 			}
 		}
@@ -159,6 +174,20 @@ func Train(texts []string, cfg Config) (*Tokenizer, error) {
 		delete(where, best)
 	}
 	return t, nil
+}
+
+// letterPrefix is the byte length of the non-letter first character of a
+// piece matched by the pattern's [^\r\n\p{L}\p{N}]?\p{L}+ alternative
+// (" word", "«word"), or 0 when p does not start that way.
+func letterPrefix(p string) int {
+	c0, n := runeAt(p, 0)
+	if n >= len(p) || c0 == cLetter || c0 == cDigit || c0 == cNewline {
+		return 0
+	}
+	if c1, _ := runeAt(p, n); c1 != cLetter {
+		return 0
+	}
+	return n
 }
 
 // mergePair replaces every non-overlapping occurrence of p, left to right.

@@ -225,3 +225,59 @@ func TestLoadsWithModelTokenizer(t *testing.T) {
 		t.Errorf("tokenizer.json layout: %+v", f)
 	}
 }
+
+// TestIsolatePrefix: with IsolatePrefix a word after a space or an opening
+// quote gets the prefix's tokens followed by exactly the tokens of the bare
+// word (as after a JSON quote), in this package and in argrl's loader; the
+// default training does merge the space into words.
+func TestIsolatePrefix(t *testing.T) {
+	texts := corpus(t)
+	iso, err := Train(texts, Config{VocabSize: 1024, IsolatePrefix: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	def, err := Train(texts, Config{VocabSize: 1024})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := iso.WriteDir(dir, 2048); err != nil {
+		t.Fatal(err)
+	}
+	hf, err := tokenizer.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	encode := func(s string) []int {
+		ids32, _ := hf.Encode(s, false)
+		ids := make([]int, len(ids32))
+		for i, id := range ids32 {
+			ids[i] = int(id)
+		}
+		if own := iso.Encode(s); !reflect.DeepEqual(own, ids) {
+			t.Fatalf("loader and trainer differ on %q: %v vs %v", s, ids, own)
+		}
+		return ids
+	}
+	words := []string{"comida", "reunión", "swimming", "zalm", "café", "Zürich", "fotos", "ventanas"}
+	defaultMerges := 0
+	for _, w := range words {
+		bare := encode(w)
+		for _, prefix := range []string{" ", "«", "\"", "¿"} {
+			got := encode(prefix + w)
+			pre := encode(prefix)
+			if want := append(append([]int{}, pre...), bare...); !reflect.DeepEqual(got, want) {
+				t.Errorf("%q: %v, want prefix %v + bare %v", prefix+w, got, pre, bare)
+			}
+		}
+		if d := def.Encode(" " + w); len(d) == len(def.Encode(w)) {
+			defaultMerges++ // the space joined the word's first token
+		}
+	}
+	if defaultMerges == 0 {
+		t.Error("default training never merged the space into these words: the test shows nothing")
+	}
+	for _, s := range texts[:50] {
+		encode(s)
+	}
+}

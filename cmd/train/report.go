@@ -1,0 +1,83 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/argrl/argrl/trainer/report"
+)
+
+// train report DIR [--stages base,sft,grpo] [--trained es] [--out F.json]
+//
+// Paper 000's Table 2 and Table 8 from the `train eval --out` files in
+// DIR/<stage>/<split>.<lang>.json (trainer/report), and the issue-8 claims
+// checked on them. Tables go to stdout.
+func init() {
+	var stages, trained, out string
+	c := &cobra.Command{
+		Use:   "report DIR [--stages base,sft,grpo] [--trained es] [--out report.json]",
+		Short: "paper 000's Table 2 and Table 8 from `train eval --out` files (DIR/<stage>/<split>.<lang>.json)",
+		Long: `Read the evaluation reports DIR/<stage>/<split>.<lang>.json written by
+"train eval --out" (split: learn or gen, the benchmark's Split-1 and Split-2;
+lang: the test language) and print:
+  Table 2: TID TSA ACA ALC FCM (%) per stage and split, on the trained
+           language(s), then on all test languages pooled by turns;
+  Table 8: ALC (%) per test language per stage, per split;
+  the claims of paper 000 in miniature, checked on these numbers.
+--out also writes every per-file and pooled report as JSON.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			st := splitList(stages)
+			tr := splitList(trained)
+			res, err := report.Load(args[0], st)
+			if err != nil {
+				return err
+			}
+			w := cmd.OutOrStdout()
+			if err := res.Table2(w, tr...); err != nil {
+				return err
+			}
+			fmt.Fprintln(w)
+			if err := res.Table2(w); err != nil {
+				return err
+			}
+			for _, sp := range res.Splits {
+				fmt.Fprintln(w)
+				if err := res.Table8(w, sp, tr); err != nil {
+					return err
+				}
+			}
+			if len(st) >= 3 {
+				cs, err := res.Claims(st[0], st[1], st[len(st)-1], tr)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(w, "\nPaper 000's claims, checked on the numbers above:\n")
+				report.WriteClaims(w, cs)
+			}
+			if out != "" {
+				if err := writeJSONFile(out, res.JSON(tr)); err != nil {
+					return fmt.Errorf("report: %w", err)
+				}
+			}
+			return nil
+		},
+	}
+	f := c.Flags()
+	f.StringVar(&stages, "stages", "base,sft,grpo", "stage directories, in table order (claims: first = base, second = SFT, last = RL)")
+	f.StringVar(&trained, "trained", "es", "training language(s); the others are the unseen ones")
+	f.StringVar(&out, "out", "", "also write the reports as JSON")
+	root.AddCommand(c)
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, x := range strings.Split(s, ",") {
+		if x = strings.TrimSpace(x); x != "" {
+			out = append(out, x)
+		}
+	}
+	return out
+}
