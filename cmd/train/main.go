@@ -23,11 +23,3 @@ func main() {
 		os.Exit(1)
 	}
 }
-
-// notYet is the body of a subcommand whose issue has not landed: it fails
-// loudly instead of pretending to work.
-func notYet(name string) func(*cobra.Command, []string) error {
-	return func(*cobra.Command, []string) error {
-		return fmt.Errorf("%s: not implemented yet", name)
-	}
-}
