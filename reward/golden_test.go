@@ -217,3 +217,34 @@ func TestConcurrentScoring(t *testing.T) {
 		}
 	}
 }
+
+// TestReportCountsVerdicts checks that a Report counts the judge's verdict
+// on every textual value of the turns that reach ALC: Table 1's two
+// responses (exact 1 + wrong language 3, exact 3 + wrong language 1) and a
+// third whose values only re-accent the gold (a minor variation each).
+func TestReportCountsVerdicts(t *testing.T) {
+	rec := table1Record(t)
+	c := DefaultConfig()
+	c.Format = "pythonic"
+	s, err := NewScorer(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	texts := []string{
+		`[get_conversion_cost(amount=15000, from_currency="euro", to_currency="dólares"), get_conversion_cost(amount=200, from_currency="libras", to_currency="dólares")]`,
+		`[get_conversion_cost(amount=15000, from_currency="euro", to_currency="dollars"), get_conversion_cost(amount=200, from_currency="libras", to_currency="dollars")]`,
+		`[get_conversion_cost(amount=15000, from_currency="éuro", to_currency="dóllars"), get_conversion_cost(amount=200, from_currency="póund", to_currency="dóllars")]`,
+		`[]`, // no call: nothing judged
+	}
+	recs := []data.Record{rec, rec, rec, rec}
+	rep, _, err := s.Evaluate(context.Background(), recs, texts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.ValuesExact != 4 || rep.ValuesMinor != 4 || rep.ValuesMismatch != 4 || rep.Values() != 12 || !near(rep.MismatchRate(), 4.0/12) {
+		t.Errorf("verdicts exact %d minor %d mismatch %d (rate %v), want 4/4/4 (1/3)", rep.ValuesExact, rep.ValuesMinor, rep.ValuesMismatch, rep.MismatchRate())
+	}
+	if rep.Judged != 3 {
+		t.Errorf("judged turns %d, want 3", rep.Judged)
+	}
+}

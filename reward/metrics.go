@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/argrl/argrl/data"
+	"github.com/argrl/argrl/reward/judge"
 )
 
 // Report holds the metric rates over a set of turns: paper 000's five
@@ -27,12 +28,31 @@ type Report struct {
 	Judged  int     `json:"judged"`
 	// Invalid counts responses that did not parse in the format.
 	Invalid int `json:"invalid"`
+	// The judge's verdicts on the textual argument values of the judged
+	// turns (those that passed ACA): exact, right language with a minor
+	// variation, wrong language (paper 000's Argument Language Mismatch).
+	ValuesExact    int `json:"values_exact"`
+	ValuesMinor    int `json:"values_minor"`
+	ValuesMismatch int `json:"values_mismatch"`
+}
+
+// Values is the number of judged textual argument values.
+func (r Report) Values() int { return r.ValuesExact + r.ValuesMinor + r.ValuesMismatch }
+
+// MismatchRate is the share of judged textual values in the wrong language
+// (0 when none was judged).
+func (r Report) MismatchRate() float64 {
+	if r.Values() == 0 {
+		return 0
+	}
+	return float64(r.ValuesMismatch) / float64(r.Values())
 }
 
 // Aggregate accumulates Outcomes into a Report.
 type Aggregate struct {
 	n, invalid, judged             int
 	tid, tsa, aca, alc, fcm, exact int
+	verdicts                       [3]int // exact, minor, mismatch
 	nameSum, argSum, alcSum        float64
 }
 
@@ -57,11 +77,25 @@ func (a *Aggregate) Add(o *Outcome) {
 		a.judged++
 		a.alcSum += o.ALCCont
 	}
+	for _, g := range o.Args {
+		if !g.Textual {
+			continue
+		}
+		switch g.Verdict {
+		case judge.Exact:
+			a.verdicts[0]++
+		case judge.Minor:
+			a.verdicts[1]++
+		case judge.Mismatch:
+			a.verdicts[2]++
+		}
+	}
 }
 
 // Report returns the rates (all 0 when nothing was added).
 func (a *Aggregate) Report() Report {
-	r := Report{N: a.n, Judged: a.judged, Invalid: a.invalid}
+	r := Report{N: a.n, Judged: a.judged, Invalid: a.invalid,
+		ValuesExact: a.verdicts[0], ValuesMinor: a.verdicts[1], ValuesMismatch: a.verdicts[2]}
 	if a.n == 0 {
 		return r
 	}
@@ -85,6 +119,11 @@ func (r Report) Table() string {
 		r.TID, r.TSA, r.ACA, r.ALC, r.FCM, r.ExactMatch, r.NameAcc, r.ArgScore)
 	if r.Judged > 0 {
 		fmt.Fprintf(&b, "mean ALC_cont %.4f over %d turns with textual arguments\n", r.ALCCont, r.Judged)
+	}
+	if n := r.Values(); n > 0 {
+		f := func(k int) float64 { return 100 * float64(k) / float64(n) }
+		fmt.Fprintf(&b, "textual values %d: exact %.1f%%, right language with a minor variation %.1f%%, wrong language %.1f%%\n",
+			n, f(r.ValuesExact), f(r.ValuesMinor), f(r.ValuesMismatch))
 	}
 	return b.String()
 }

@@ -25,6 +25,8 @@ lang: the test language) and print:
   Table 2: TID TSA ACA ALC FCM (%) per stage and split, on the trained
            language(s), then on all test languages pooled by turns;
   Table 8: ALC (%) per test language per stage, per split;
+  ALM:     the share of judged textual values in the wrong language (%),
+           per stage, split and language;
   the claims of paper 000 in miniature, checked on these numbers.
 --out also writes every per-file and pooled report as JSON.`,
 		Args: cobra.ExactArgs(1),
@@ -48,6 +50,10 @@ lang: the test language) and print:
 				if err := res.Table8(w, sp, tr); err != nil {
 					return err
 				}
+			}
+			fmt.Fprintln(w)
+			if err := res.TableALM(w); err != nil {
+				return err
 			}
 			if len(st) >= 3 {
 				cs, err := res.Claims(st[0], st[1], st[len(st)-1], tr)

@@ -12,7 +12,7 @@
 #   7. PNG curves (train plot) and the tables (train report).
 #
 # Everything lands in runs/demo/ (removed first). Environment:
-#   DEMO_TEST   test instances per split (each realized in es/it/nl/fr; default 100)
+#   DEMO_TEST   test instances per split (each realized in es/it/nl/fr; default 200)
 #   DEMO_TRAIN  Spanish training records (default 2000)
 #   DEMO_MODEL  base model directory (default configs/demo/base-model)
 #   GO          go command (default go)
@@ -20,7 +20,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 
 GO=${GO:-go}
-TEST=${DEMO_TEST:-100}
+TEST=${DEMO_TEST:-200}
 TRAIN=${DEMO_TRAIN:-2000}
 OUT=runs/demo
 DATA=$OUT/data

@@ -184,6 +184,9 @@ func Pool(reps []reward.Report) reward.Report {
 		out.N += r.N
 		out.Invalid += r.Invalid
 		out.Judged += r.Judged
+		out.ValuesExact += r.ValuesExact
+		out.ValuesMinor += r.ValuesMinor
+		out.ValuesMismatch += r.ValuesMismatch
 		judgedSum += r.ALCCont * float64(r.Judged)
 	}
 	if out.N == 0 {
@@ -352,4 +355,49 @@ func (r *Results) JSON(trained []string) Summary {
 		}
 	}
 	return s
+}
+
+// TableALM writes the share of judged textual argument values that the
+// language judge puts in the wrong language (paper 000 §2.2's Argument
+// Language Mismatch; lower is better), per stage, split and language. ALC
+// counts a turn only when ALC_cont ≥ 1.8 on the RM-2 scale, which a
+// right-language value that differs from the gold (1.5) fails; this table
+// separates those from values in the wrong language. "n/a": nothing judged.
+func (r *Results) TableALM(w io.Writer) error {
+	fmt.Fprintln(w, "ALM (paper 000 §2.2): textual argument values in the wrong language (%), lower is better")
+	width := 7 * len(r.Langs)
+	head1, head2 := fmt.Sprintf("%-8s", ""), fmt.Sprintf("%-8s", "Method")
+	for i, sp := range r.Splits {
+		if i > 0 {
+			head1 += " |"
+			head2 += " |"
+		}
+		head1 += fmt.Sprintf(" %-*s", width-1, title(sp))
+		for _, l := range r.Langs {
+			head2 += fmt.Sprintf(" %6s", strings.ToUpper(l))
+		}
+	}
+	fmt.Fprintln(w, strings.TrimRight(head1, " "))
+	fmt.Fprintln(w, head2)
+	for _, st := range r.Stages {
+		row := fmt.Sprintf("%-8s", StageTitle(st))
+		for i, sp := range r.Splits {
+			if i > 0 {
+				row += " |"
+			}
+			for _, l := range r.Langs {
+				rep, err := r.Get(st, sp, l)
+				if err != nil {
+					return err
+				}
+				if rep.Values() == 0 {
+					row += fmt.Sprintf(" %6s", "n/a")
+				} else {
+					row += " " + pct(rep.MismatchRate())
+				}
+			}
+		}
+		fmt.Fprintln(w, row)
+	}
+	return nil
 }

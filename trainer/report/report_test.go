@@ -229,3 +229,44 @@ func TestLoadErrors(t *testing.T) {
 		})
 	}
 }
+
+func TestTableALM(t *testing.T) {
+	dir := writeFixture(t)
+	verdicts := map[string][3]int{ // stage/file: exact, minor, mismatch
+		"base/learn.es": {5, 3, 12}, "base/learn.it": {1, 1, 2},
+		"sft/learn.es": {10, 8, 2}, "grpo/learn.es": {12, 7, 1},
+	}
+	for k, v := range verdicts {
+		st, name, _ := strings.Cut(k, "/")
+		r := rep(fixture[st][name])
+		r.ValuesExact, r.ValuesMinor, r.ValuesMismatch = v[0], v[1], v[2]
+		writeRep(t, dir, st, name, r)
+	}
+	r, err := Load(dir, []string{"base", "sft", "grpo"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := r.TableALM(&b); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	// Columns: learn es it nl fr | gen es it nl fr.
+	for label, want := range map[string]string{
+		"Base": "60.00 50.00 n/a n/a n/a n/a n/a n/a",
+		"SFT":  "10.00 n/a n/a n/a n/a n/a n/a n/a",
+		"GRPO": "5.00 n/a n/a n/a n/a n/a n/a n/a",
+	} {
+		if got := strings.Join(row(t, out, label), " "); got != want {
+			t.Errorf("ALM row %s = %s, want %s\n%s", label, got, want, out)
+		}
+	}
+	// Pooling sums the verdict counts: base/learn over all languages.
+	all, err := r.Get("base", "learn")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if all.ValuesExact != 6 || all.ValuesMinor != 4 || all.ValuesMismatch != 14 || !near(all.MismatchRate(), 14.0/24) {
+		t.Errorf("pooled verdicts %d/%d/%d rate %v, want 6/4/14 and 14/24", all.ValuesExact, all.ValuesMinor, all.ValuesMismatch, all.MismatchRate())
+	}
+}
