@@ -52,7 +52,7 @@ func (r Report) MismatchRate() float64 {
 type Aggregate struct {
 	n, invalid, judged             int
 	tid, tsa, aca, alc, fcm, exact int
-	verdicts                       [3]int // exact, minor, mismatch
+	verdicts                       [judge.Exact + 1]int // indexed by judge.Verdict
 	nameSum, argSum, alcSum        float64
 }
 
@@ -78,16 +78,8 @@ func (a *Aggregate) Add(o *Outcome) {
 		a.alcSum += o.ALCCont
 	}
 	for _, g := range o.Args {
-		if !g.Textual {
-			continue
-		}
-		switch g.Verdict {
-		case judge.Exact:
-			a.verdicts[0]++
-		case judge.Minor:
-			a.verdicts[1]++
-		case judge.Mismatch:
-			a.verdicts[2]++
+		if g.Textual && g.Verdict >= judge.Mismatch && g.Verdict <= judge.Exact {
+			a.verdicts[g.Verdict]++
 		}
 	}
 }
@@ -95,7 +87,7 @@ func (a *Aggregate) Add(o *Outcome) {
 // Report returns the rates (all 0 when nothing was added).
 func (a *Aggregate) Report() Report {
 	r := Report{N: a.n, Judged: a.judged, Invalid: a.invalid,
-		ValuesExact: a.verdicts[0], ValuesMinor: a.verdicts[1], ValuesMismatch: a.verdicts[2]}
+		ValuesExact: a.verdicts[judge.Exact], ValuesMinor: a.verdicts[judge.Minor], ValuesMismatch: a.verdicts[judge.Mismatch]}
 	if a.n == 0 {
 		return r
 	}

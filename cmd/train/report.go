@@ -12,8 +12,9 @@ import (
 // train report DIR [--stages base,sft,grpo] [--trained es] [--out F.json]
 //
 // Paper 000's Table 2 and Table 8 from the `train eval --out` files in
-// DIR/<stage>/<split>.<lang>.json (trainer/report), and the issue-8 claims
-// checked on them. Tables go to stdout.
+// DIR/<stage>/<split>.<lang>.json (trainer/report), the ALM table (values
+// in the wrong language), and the issue-8 claims checked on them. Tables go
+// to stdout.
 func init() {
 	var stages, trained, out string
 	c := &cobra.Command{
