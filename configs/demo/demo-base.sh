@@ -21,7 +21,7 @@
 #   DEMO_BASE          base corpus records per stage (default 40000)
 #   DEMO_BASE_ENGLISH  share of non-English base records whose user-language
 #                      values are written in English (default 0.6)
-#   DEMO_BASE_STAGES   stages N (default 5)
+#   DEMO_BASE_STAGES   stages N (default 8)
 #   GO                 go command (default go)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -29,7 +29,7 @@ cd "$(dirname "$0")/../.."
 GO=${GO:-go}
 N=${DEMO_BASE:-40000}
 EN=${DEMO_BASE_ENGLISH:-0.6}
-STAGES=${DEMO_BASE_STAGES:-5}
+STAGES=${DEMO_BASE_STAGES:-8}
 OUT=runs/demo-base
 T0=$SECONDS
 lap() { printf '[demo-base %5ds] %s\n' $((SECONDS - T0)) "$*" >&2; }
