@@ -227,32 +227,50 @@ func (r *Results) Table2(w io.Writer, langs ...string) error {
 		which = strings.Join(langs, ", ")
 	}
 	fmt.Fprintf(w, "Table 2 (paper 000): hierarchical metrics (%%) per stage, %s\n", which)
+	return r.splitTable(w, func(sp string) (string, string) {
+		n := 0
+		if rep, err := r.Get(r.Stages[0], sp, langs...); err == nil {
+			n = rep.N
+		}
+		return fmt.Sprintf(" %-34s", fmt.Sprintf("%s (n=%d)", title(sp), n)),
+			fmt.Sprintf(" %6s %6s %6s %6s %6s", "TID", "TSA", "ACA", "ALC", "FCM")
+	}, func(st, sp string) (string, error) {
+		rep, err := r.Get(st, sp, langs...)
+		if err != nil {
+			return "", err
+		}
+		return " " + strings.Join([]string{pct(rep.TID), pct(rep.TSA), pct(rep.ACA), pct(rep.ALC), pct(rep.FCM)}, " "), nil
+	})
+}
+
+// splitTable writes a table with one row per stage and one column group per
+// split, the groups separated by " |": head(split) gives the group's two
+// header lines' cells and cells(stage, split) its row cells, each cell with
+// its leading space.
+func (r *Results) splitTable(w io.Writer, head func(sp string) (string, string), cells func(st, sp string) (string, error)) error {
 	head1, head2 := fmt.Sprintf("%-8s", ""), fmt.Sprintf("%-8s", "Method")
 	for i, sp := range r.Splits {
 		if i > 0 {
 			head1 += " |"
 			head2 += " |"
 		}
-		n := 0
-		if rep, err := r.Get(r.Stages[0], sp, langs...); err == nil {
-			n = rep.N
-		}
-		head1 += fmt.Sprintf(" %-34s", fmt.Sprintf("%s (n=%d)", title(sp), n))
-		head2 += fmt.Sprintf(" %6s %6s %6s %6s %6s", "TID", "TSA", "ACA", "ALC", "FCM")
+		h1, h2 := head(sp)
+		head1 += h1
+		head2 += h2
 	}
 	fmt.Fprintln(w, strings.TrimRight(head1, " "))
 	fmt.Fprintln(w, head2)
 	for _, st := range r.Stages {
 		row := fmt.Sprintf("%-8s", StageTitle(st))
 		for i, sp := range r.Splits {
-			rep, err := r.Get(st, sp, langs...)
+			c, err := cells(st, sp)
 			if err != nil {
 				return err
 			}
 			if i > 0 {
 				row += " |"
 			}
-			row += " " + strings.Join([]string{pct(rep.TID), pct(rep.TSA), pct(rep.ACA), pct(rep.ALC), pct(rep.FCM)}, " ")
+			row += c
 		}
 		fmt.Fprintln(w, row)
 	}
@@ -366,38 +384,25 @@ func (r *Results) JSON(trained []string) Summary {
 func (r *Results) TableALM(w io.Writer) error {
 	fmt.Fprintln(w, "ALM (paper 000 §2.2): textual argument values in the wrong language (%), lower is better")
 	width := 7 * len(r.Langs)
-	head1, head2 := fmt.Sprintf("%-8s", ""), fmt.Sprintf("%-8s", "Method")
-	for i, sp := range r.Splits {
-		if i > 0 {
-			head1 += " |"
-			head2 += " |"
-		}
-		head1 += fmt.Sprintf(" %-*s", width-1, title(sp))
+	return r.splitTable(w, func(sp string) (string, string) {
+		h2 := ""
 		for _, l := range r.Langs {
-			head2 += fmt.Sprintf(" %6s", strings.ToUpper(l))
+			h2 += fmt.Sprintf(" %6s", strings.ToUpper(l))
 		}
-	}
-	fmt.Fprintln(w, strings.TrimRight(head1, " "))
-	fmt.Fprintln(w, head2)
-	for _, st := range r.Stages {
-		row := fmt.Sprintf("%-8s", StageTitle(st))
-		for i, sp := range r.Splits {
-			if i > 0 {
-				row += " |"
+		return fmt.Sprintf(" %-*s", width-1, title(sp)), h2
+	}, func(st, sp string) (string, error) {
+		c := ""
+		for _, l := range r.Langs {
+			rep, err := r.Get(st, sp, l)
+			if err != nil {
+				return "", err
 			}
-			for _, l := range r.Langs {
-				rep, err := r.Get(st, sp, l)
-				if err != nil {
-					return err
-				}
-				if rep.Values() == 0 {
-					row += fmt.Sprintf(" %6s", "n/a")
-				} else {
-					row += " " + pct(rep.MismatchRate())
-				}
+			if rep.Values() == 0 {
+				c += fmt.Sprintf(" %6s", "n/a")
+			} else {
+				c += " " + pct(rep.MismatchRate())
 			}
 		}
-		fmt.Fprintln(w, row)
-	}
-	return nil
+		return c, nil
+	})
 }
