@@ -20,15 +20,17 @@ test-long:
 	ARGRL_LONG=1 $(GO) test -run Long -timeout 60m ./...
 
 # Benchmarks print ratios against a reference measured in the same run;
-# figures are recorded in BENCHMARKS.md. Installs OpenBLAS when missing.
+# figures are recorded in BENCHMARKS.md. The programs and scripts live in
+# bench/ (one folder per benchmark); Go benchmark functions sit next to the
+# code they time. Installs OpenBLAS when missing.
 bench: deps-bench
-	sh kernels/bench.sh
+	sh bench/kernels/bench.sh
 	$(GO) test ./kernels/graph/ -run '^$$' -bench DecoderBlock -benchtime 5x
 	CGO_LDFLAGS=-lopenblas $(GO) test -tags openblas ./kernels/graph/ -run '^$$' -bench DecoderBlock -benchtime 5x
-	node model/tokenizer/bench/bench.mjs --model qwen3
-	node model/tokenizer/bench/bench.mjs --model llama3
-	sh trainer/bench/sft_bench.sh
-	sh rollout/bench/bench.sh
+	node bench/tokenizer/bench.mjs --model qwen3
+	node bench/tokenizer/bench.mjs --model llama3
+	sh bench/sft/sft_bench.sh
+	sh bench/rollout/bench.sh
 	$(GO) test ./trainer/ -run '^$$' -bench GRPOStep -benchtime 2x -timeout 60m
 
 deps-bench:

@@ -165,7 +165,7 @@ type Options struct {
 	// base drifts by an ulp per call; it needs F32 weights. Off by default:
 	// unmerged r=32 adapters cost ~7% of decode throughput on the small
 	// bench model at batch 64 and merging wins back ~3% (431 → 444 tokens/s,
-	// 462 without LoRA; rollout/bench -lora 32 [-merge]), not worth the drift.
+	// 462 without LoRA; bench/rollout -lora 32 [-merge]), not worth the drift.
 	MergeLoRA bool
 	// Tokenizer decodes responses to text and offsets and checks stop
 	// strings; nil leaves Text empty and refuses stop strings.

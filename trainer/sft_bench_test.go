@@ -4,7 +4,7 @@ package trainer
 // qwen2, C=512, L=8, Hq=8, Hkv=2, F=1536, V=8192, tied), one optimizer step
 // as sft.go takes it: forward + backward over B×T tokens (loss on the last
 // T/2 positions of each sequence), LoRA r=32 α=64 dropout 0.05 on every
-// linear layer, global grad-norm clip 1.0 and AdamW. trainer/bench/sft_bench.sh
+// linear layer, global grad-norm clip 1.0 and AdamW. bench/sft/sft_bench.sh
 // runs it next to a PyTorch step on the same model (sft_bench.py) and prints
 // the ratio:
 //
@@ -37,7 +37,7 @@ func benchEnvInt(b *testing.B, name string, def int) int {
 func BenchmarkSFTStep(b *testing.B) {
 	dir := os.Getenv("SFT_BENCH_MODEL")
 	if dir == "" {
-		b.Skip("set SFT_BENCH_MODEL to the small model directory (trainer/bench/sft_bench.sh does)")
+		b.Skip("set SFT_BENCH_MODEL to the small model directory (bench/sft/sft_bench.sh does)")
 	}
 	B, T := benchEnvInt(b, "SFT_BENCH_B", 4), benchEnvInt(b, "SFT_BENCH_T", 256)
 	be := kernels.NewCPU()

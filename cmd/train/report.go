@@ -6,13 +6,13 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/argrl/argrl/trainer/report"
+	"github.com/argrl/argrl/report"
 )
 
 // train report DIR [--stages base,sft,grpo] [--trained es] [--out F.json]
 //
 // Paper 000's Table 2 and Table 8 from the `train eval --out` files in
-// DIR/<stage>/<split>.<lang>.json (trainer/report), the ALM table (values
+// DIR/<stage>/<split>.<lang>.json (report/), the ALM table (values
 // in the wrong language), and the issue-8 claims checked on them. Tables go
 // to stdout.
 func init() {

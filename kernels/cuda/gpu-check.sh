@@ -12,7 +12,7 @@
 #      sampling)
 #   4. [needs `train grpo` and the demo config, issues 7 and 8] a 20-step
 #      GRPO on the tiny demo model with the CPU and the CUDA backend; the
-#      losses are compared step by step (kernels/cuda/gpucheck), and the
+#      losses are compared step by step (cmd/gpucheck), and the
 #      rollout/training tokens/s and peak GPU memory are printed
 #
 # Environment: GRPO_CONFIG (default configs/demo/grpo.yaml), GRPO_STEPS (20),
@@ -73,7 +73,7 @@ else
 		fail "train grpo on CUDA"
 	kill "$smi" 2>/dev/null
 	wait "$smi" 2>/dev/null
-	go run ./kernels/cuda/gpucheck "$OUT/cpu" "$OUT/cuda" || fail "CPU and CUDA GRPO losses differ"
+	go run ./cmd/gpucheck "$OUT/cpu" "$OUT/cuda" || fail "CPU and CUDA GRPO losses differ"
 	echo "peak GPU memory used during the runs: $(sort -n "$OUT/mem.log" | tail -1) MiB"
 fi
 

@@ -1,7 +1,7 @@
 // Command gpucheck compares two runs of the same config, one on the CPU
 // backend and one on CUDA, for make gpu-check (kernels/cuda/gpu-check.sh):
 //
-//	go run ./kernels/cuda/gpucheck [-tol 0.05] CPU_RUN GPU_RUN
+//	go run ./cmd/gpucheck [-tol 0.05] CPU_RUN GPU_RUN
 //
 // It reads RUN/metrics.jsonl of both, prints the per-step losses side by
 // side and every throughput key (…tokens_per_s…) of both runs, and exits 1

@@ -14,22 +14,22 @@
 #   moments; on a shared machine only the ratios compare like with like.
 # Then the elementwise loops of kernels/internal/vec before/after
 # (BenchmarkVecPaired: scalar reference loop vs assembly, alternating).
-# Run from the repository root:  sh kernels/bench.sh
+# Run from the repository root:  sh bench/kernels/bench.sh
 # Needs libopenblas-dev (the openblas build links -lopenblas).
 set -eu
 COUNT=${COUNT:-3}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-echo "kernels/bench.sh: default build (gonum vs default, interleaved) ..." >&2
+echo "bench/kernels/bench.sh: default build (gonum vs default, interleaved) ..." >&2
 go test -run '^$' -bench '^BenchmarkSGEMMPaired$' -count "$COUNT" ./kernels/ >"$tmp/default.txt"
-echo "kernels/bench.sh: -tags openblas build (gonum, default, openblas backend, direct OpenBLAS, interleaved) ..." >&2
+echo "bench/kernels/bench.sh: -tags openblas build (gonum, default, openblas backend, direct OpenBLAS, interleaved) ..." >&2
 if ! CGO_LDFLAGS="${CGO_LDFLAGS:-} -lopenblas" go test -tags openblas -run '^$' -bench '^BenchmarkSGEMMPaired$' -count "$COUNT" ./kernels/ >"$tmp/openblas.txt" 2>"$tmp/openblas.err"; then
 	cat "$tmp/openblas.err" "$tmp/openblas.txt" >&2
-	echo "kernels/bench.sh: the openblas build failed; is libopenblas-dev installed?" >&2
+	echo "bench/kernels/bench.sh: the openblas build failed; is libopenblas-dev installed?" >&2
 	exit 1
 fi
-echo "kernels/bench.sh: elementwise before/after (kernels/internal/vec) ..." >&2
+echo "bench/kernels/bench.sh: elementwise before/after (kernels/internal/vec) ..." >&2
 go test -run '^$' -bench '^BenchmarkVecPaired$' -count "$COUNT" ./kernels/internal/vec/ >"$tmp/vec.txt"
 grep -m1 '^cpu:' "$tmp/default.txt" || true
 go test -count=1 -run '^TestDefaultBLASName$' -v ./kernels/ 2>/dev/null | grep -o 'cpu/[a-z0-9-]*' | head -1 | sed 's/^/default build backend: /' || true

@@ -3,8 +3,8 @@
 # PyTorch reference doing the same generation with a KV cache, as ratios,
 # in one run. From the repository root:
 #
-#   sh rollout/bench/bench.sh                  (make bench runs this)
-#   THREADS="1 2" REPS=2 sh rollout/bench/bench.sh   (defaults: THREADS=1 REPS=3)
+#   sh bench/rollout/bench.sh                  (make bench runs this)
+#   THREADS="1 2" REPS=2 sh bench/rollout/bench.sh   (defaults: THREADS=1 REPS=3)
 #
 # Models: the tiny fixture testdata/models/qwen2-f32 (C=64, L=2, V=320) and
 # the small model of testdata/bench/small (qwen2, C=512, L=8, V=8192, 28M
@@ -40,32 +40,32 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
 if [ ! -f "$SMALL/model.safetensors" ]; then
-	echo "rollout/bench: generating the small model into $SMALL ..." >&2
+	echo "bench/rollout: generating the small model into $SMALL ..." >&2
 	$PY testdata/make_fixtures.py --small "$SMALL" >&2
 fi
 # The default (cgo-free) build is the one the train binary ships: its
 # Go-assembly SGEMM is row-invariant and at least as fast as OpenBLAS here.
 # BENCH_TAGS=openblas benchmarks the OpenBLAS build instead.
 if [ -n "${BENCH_TAGS:-}" ]; then
-	echo "rollout/bench: building the Go bench (-tags $BENCH_TAGS) ..." >&2
-	CGO_LDFLAGS="${CGO_LDFLAGS:-} -lopenblas" go build -tags "$BENCH_TAGS" -o "$tmp/bench" ./rollout/bench
+	echo "bench/rollout: building the Go bench (-tags $BENCH_TAGS) ..." >&2
+	CGO_LDFLAGS="${CGO_LDFLAGS:-} -lopenblas" go build -tags "$BENCH_TAGS" -o "$tmp/bench" ./bench/rollout
 else
-	echo "rollout/bench: building the Go bench (default build) ..." >&2
-	go build -o "$tmp/bench" ./rollout/bench
+	echo "bench/rollout: building the Go bench (default build) ..." >&2
+	go build -o "$tmp/bench" ./bench/rollout
 fi
 
 for m in "$TINY" "$SMALL"; do
 	"$tmp/bench" -model "$m" -batch 2 -prompt 24 -new 24 -dump "$tmp/dump.json"
-	$PY rollout/bench/bench.py --model "$m" --threads 1 --check "$tmp/dump.json" >>"$tmp/check.jsonl"
+	$PY bench/rollout/bench.py --model "$m" --threads 1 --check "$tmp/dump.json" >>"$tmp/check.jsonl"
 done
 
 # row MODEL B G P N: one Go run and one reference run, alternating.
 row() {
 	for t in $THREADS; do
-		echo "rollout/bench: $1 B=$2 G=$3 P=$4 N=$5 threads=$t ..." >&2
+		echo "bench/rollout: $1 B=$2 G=$3 P=$4 N=$5 threads=$t ..." >&2
 		GOMAXPROCS=$t "$tmp/bench" -model "$1" -batch "$2" -g "$3" -prompt "$4" -new "$5" -reps "$REPS" |
 			sed "s/^{/{\"side\":\"go\",\"threads\":$t,/" >>"$tmp/rows.jsonl"
-		$PY rollout/bench/bench.py --model "$1" --batch "$2" --group "$3" --prompt "$4" --new "$5" --threads "$t" --reps "$REPS" |
+		$PY bench/rollout/bench.py --model "$1" --batch "$2" --group "$3" --prompt "$4" --new "$5" --threads "$t" --reps "$REPS" |
 			sed 's/^{/{"side":"torch",/' >>"$tmp/rows.jsonl"
 	done
 }

@@ -2,7 +2,7 @@
 """PyTorch reference for trainer/sft_bench_test.go: one LoRA SFT optimizer
 step on the small benchmark model, timed the same way.
 
-    /usr/bin/python3 trainer/bench/sft_bench.py MODEL_DIR [--batch 4] [--seq 256] [--steps 4] [--threads 2]
+    /usr/bin/python3 bench/sft/sft_bench.py MODEL_DIR [--batch 4] [--seq 256] [--steps 4] [--threads 2]
 
 The model is a qwen2 decoder written here in plain torch (float32): RMSNorm,
 rotate-half RoPE, grouped-query causal attention, SiLU MLP, q/k/v biases,

@@ -10,7 +10,7 @@
 // ids are wrong; only its speed is reported, and a failure to load is printed
 // as {"impl":"sugarme","error":...}.
 //
-// Run by bench.sh beside this file, next to the JS tokenizer on the same text.
+// Run by bench.mjs beside this file, next to the JS tokenizer on the same text.
 package main
 
 import (

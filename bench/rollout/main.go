@@ -1,11 +1,11 @@
 // Command bench times the rollout engine: new tokens per second for a
 // batch of B sequences (B/g prompts of P tokens × g samples), N new tokens
 // each (no stop ids, so every sequence runs N steps), sampled at T=0.6,
-// top-p 0.95 (REFERENCE §5).
+// top-p 0.95 (docs/contracts.md §5).
 // bench.sh runs it next to bench.py, the PyTorch reference doing the same
 // generation, and prints the ratio.
 //
-//	go run -tags openblas ./rollout/bench -model DIR -batch 8 [-g 1] -prompt 32 -new 64 [-lora 32] [-merge] [-reps 3]
+//	go run -tags openblas ./bench/rollout -model DIR -batch 8 [-g 1] -prompt 32 -new 64 [-lora 32] [-merge] [-reps 3]
 //
 // Prompts are ids[b][t] = 4 + (b·131 + t·71) mod (V−4), the same formula as
 // bench.py. Output: one JSON line {"model","batch","prompt","new","lora",

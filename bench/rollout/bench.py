@@ -1,7 +1,7 @@
 #!/usr/bin/python3
-"""PyTorch reference for the rollout benchmark (rollout/bench/bench.sh).
+"""PyTorch reference for the rollout benchmark (bench/rollout/bench.sh).
 
-The same generation as rollout/bench/main.go: B prompts of P tokens
+The same generation as bench/rollout/main.go: B prompts of P tokens
 (ids[b][t] = 4 + (b*131 + t*71) mod (V-4)), N new tokens each with no stop
 ids, sampled at T=0.6, top-p 0.95, with the log-prob of each sampled token
 (log_softmax of the unmodified logits, as the Go engine returns). The
@@ -17,8 +17,8 @@ Qwen2 / Qwen3 / Llama math, float32 weights read from the safetensors
 All sequences have the same length, so no masking or padding is needed in
 decode (a setup that favours the reference: the Go engine runs ragged).
 
-    /usr/bin/python3 rollout/bench/bench.py --model DIR --batch 8 --prompt 32 --new 64 [--threads 2] [--reps 3]
-    /usr/bin/python3 rollout/bench/bench.py --model DIR --check dump.json
+    /usr/bin/python3 bench/rollout/bench.py --model DIR --batch 8 --prompt 32 --new 64 [--threads 2] [--reps 3]
+    /usr/bin/python3 bench/rollout/bench.py --model DIR --check dump.json
 
 Prints one JSON line like the Go bench. --check replays the Go engine's
 greedy generation (bench -dump) and prints the largest log-prob difference

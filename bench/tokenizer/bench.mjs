@@ -4,7 +4,7 @@
 // Rust tokenizers (Node binding) and github.com/sugarme/tokenizer are timed
 // too, for the record.
 //
-//   node model/tokenizer/bench/bench.mjs [--model qwen3|llama3] [--text FILE] [--seconds 3]
+//   node bench/tokenizer/bench.mjs [--model qwen3|llama3] [--text FILE] [--seconds 3]
 //
 // The text defaults to the papers in ../shared/papers (English prose) plus the
 // multilingual corpus of testdata/expected.json; every non-empty line is
@@ -19,7 +19,7 @@ import { fileURLToPath } from "node:url";
 const VERSION = "3.7.2";
 const HF_VERSION = "0.23.2";
 const here = path.dirname(fileURLToPath(import.meta.url));
-const repo = path.resolve(here, "..", "..", "..");
+const repo = path.resolve(here, "..", "..");
 
 const args = { model: "qwen3", text: "", seconds: 3 };
 for (let i = 2; i < process.argv.length; i += 2) {
@@ -92,7 +92,7 @@ results.push(
 );
 const goOut = execFileSync(
   "go",
-  ["run", "./model/tokenizer/bench", "-tokenizer", tokFile, "-text", textFile, "-seconds", String(args.seconds), "-sugarme"],
+  ["run", "./bench/tokenizer", "-tokenizer", tokFile, "-text", textFile, "-seconds", String(args.seconds), "-sugarme"],
   { cwd: repo, encoding: "utf8", stdio: ["ignore", "pipe", 2] },
 );
 for (const l of goOut.split("\n")) if (l.trim()) results.push(JSON.parse(l));

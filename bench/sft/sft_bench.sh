@@ -4,14 +4,14 @@
 # PyTorch reference step on the same model, batch and sequence length, as
 # ratios. Run from the repository root (`make bench` does):
 #
-#   sh trainer/bench/sft_bench.sh
+#   sh bench/sft/sft_bench.sh
 #
 # One step = forward + backward over B×T tokens (loss on the last T/2
 # positions), LoRA r=32 α=64 dropout 0.05 on every linear layer, grad-norm
 # clip 1.0, AdamW. argrl: BenchmarkSFTStep (trainer/sft_bench_test.go), the
 # code path of trainer/sft.go, in the default build (cgo-free, Go-assembly
 # SGEMM) and
-# the -tags openblas build; PyTorch: trainer/bench/sft_bench.py under Debian's
+# the -tags openblas build; PyTorch: bench/sft/sft_bench.py under Debian's
 # python3-torch (/usr/bin/python3). Each reports the median step over STEPS
 # timed steps after a warm-up step, all with THREADS threads (GOMAXPROCS for
 # Go). B, T, STEPS, THREADS override the defaults 4, 256, 4, nproc.
@@ -49,7 +49,7 @@ else
 	ob=""
 fi
 echo "sft_bench: PyTorch reference ..." >&2
-pt=$($PY trainer/bench/sft_bench.py "$MODEL" --batch "$B" --seq "$T" --steps "$STEPS" --threads "$THREADS" | awk '{print $3}')
+pt=$($PY bench/sft/sft_bench.py "$MODEL" --batch "$B" --seq "$T" --steps "$STEPS" --threads "$THREADS" | awk '{print $3}')
 echo "sft_bench: argrl default build (Go-assembly SGEMM) ..." >&2
 gd=$(gobench "" "$(( STEPS < 3 ? STEPS : 3 ))")
 
