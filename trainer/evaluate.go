@@ -1,6 +1,6 @@
 package trainer
 
-// Validation, shared by every recipe (REFERENCE §3, §6):
+// Validation, shared by every recipe (docs/contracts.md §3, §6):
 //
 //	loss   token-mean NLL of the assistant targets (adapters on, no dropout):
 //	       −Σ_{examples,t: mask} log p(x_t | x_<t) / Σ mask, batches of optim.batch_size
@@ -23,6 +23,7 @@ import (
 	"github.com/argrl/argrl/data"
 	"github.com/argrl/argrl/reward"
 	"github.com/argrl/argrl/rollout"
+	"github.com/argrl/argrl/trainer/metrics"
 )
 
 // EvalOptions choose what Evaluate computes.
@@ -35,12 +36,12 @@ type EvalOptions struct {
 // Evaluate validates the model on ds; see the file header. It returns the
 // metrics (keys as metrics.jsonl logs them) and, with Generate, the report
 // and the generated texts.
-func (s *Setup) Evaluate(ctx context.Context, ds *Dataset, o EvalOptions) (Metrics, *reward.Report, []string, error) {
+func (s *Setup) Evaluate(ctx context.Context, ds *Dataset, o EvalOptions) (metrics.Metrics, *reward.Report, []string, error) {
 	exs := ds.Examples
 	if o.Max > 0 && o.Max < len(exs) {
 		exs = exs[:o.Max]
 	}
-	m := Metrics{}
+	m := metrics.Metrics{}
 	if !o.NoLoss {
 		loss, err := s.ValLoss(exs)
 		if err != nil {

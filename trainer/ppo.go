@@ -1,7 +1,7 @@
 package trainer
 
 // PPO: proximal policy optimization with a learned critic (paper 000 §4,
-// REFERENCE §5). `train ppo --config configs/ppo-rm3.yaml` runs it. It
+// docs/contracts.md §5). `train ppo --config configs/ppo-rm3.yaml` runs it. It
 // reads top to bottom: setup, then per step
 //
 //	sample P prompts → roll out one response each (T = 0.6, top-p 0.95;
@@ -29,33 +29,41 @@ package trainer
 //
 // Where it departs from the papers: the KL term is in the loss, not folded
 // into per-token rewards (as GRPO here, and verl with use_kl_loss); the
-// critic is not warmed up before the policy; no dropout (rl_run.go).
+// critic is not warmed up before the policy; no dropout (rl.go).
 
 import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/argrl/argrl/trainer/config"
+	"github.com/argrl/argrl/trainer/metrics"
+	"github.com/argrl/argrl/trainer/rl"
 )
 
 // PPO runs critic-based PPO as cfg describes.
-func PPO(ctx context.Context, cfg Config, o RLOptions) (*RLResult, error) {
-	r, err := newRLRun(ctx, cfg, o, "ppo")
+func PPO(ctx context.Context, cfg config.Config, o RLOptions) (*RLResult, error) {
+	r, err := newRLRun(cfg, o, rlSpec{name: "ppo", g: 1, critic: true})
 	if err != nil {
 		return nil, err
 	}
 	defer r.close()
 	beta := cfg.TokenWeight.Beta
+	// The objective per response token (rl/loss.go), with ρ = π/π_old:
+	// ℓ_t = −min(ρÂ, clip(ρ, 1−ε_lo, 1+ε_hi)Â) + kl.coef·KL_t(π, π_ref)
+	//       + vf_coef·½·max((V−ret)², (clip(V, V_old ± value_clip)−ret)²).
+	obj := rl.Objective{EpsLow: cfg.Clip.EpsLow, EpsHigh: cfg.Clip.EpsHigh, KLCoef: cfg.KL.Coef, KL: cfg.KL.Estimator,
+		VfCoef: cfg.PPO.VfCoef, ValueClip: cfg.PPO.ValueClip}
 
-	for step := r.start + 1; step <= r.total; step++ {
+	for step := r.Done + 1; step <= r.Total; step++ {
 		if o.StopAfter > 0 && step > o.StopAfter {
 			break
 		}
-		if err := ctx.Err(); err != nil {
-			return r.res, fmt.Errorf("ppo: stopped before step %d: %w", step, err)
+		t0, m := time.Now(), metrics.Metrics{}
+		sb, err := r.Next(ctx, step)
+		if err != nil {
+			return r.res, fmt.Errorf("ppo: %w", err)
 		}
-		t0 := time.Now()
-		m := Metrics{}
-		sb := r.batches.Next()
 
 		// ---- roll out one response per prompt; score them.
 		items, err := r.rollOut(ctx, step, sb.Records(), m)
@@ -72,22 +80,22 @@ func PPO(ctx context.Context, cfg Config, o RLOptions) (*RLResult, error) {
 			return r.res, fmt.Errorf("ppo: step %d: %w", step, err)
 		}
 		advs := make([][]float32, len(train))
-		rolls := make([]*Rollout, len(train))
+		rolls := make([]*rl.Rollout, len(train))
 		var vsum float64
 		for i, it := range train {
-			advs[i], it.roll.Ret = GAE(it.roll.OldV, it.res.Reward, cfg.PPO.Gamma, cfg.PPO.Lambda)
+			advs[i], it.roll.Ret = rl.GAE(it.roll.OldV, it.res.Reward, cfg.PPO.Gamma, cfg.PPO.Lambda)
 			vsum += float64(it.roll.OldV[0])
 		}
-		Whiten(advs)
+		rl.Whiten(advs)
 		for i, it := range train {
-			w := TokenWeights(it.sample.Offsets, it.res.Spans, beta)
+			w := rl.TokenWeights(it.sample.Offsets, it.res.Spans, beta)
 			for t := range advs[i] {
 				advs[i][t] *= w[t]
 			}
 			it.roll.Adv = advs[i]
 			rolls[i] = &it.roll
 		}
-		AdvantageMetrics(m, rolls)
+		rl.AdvantageMetrics(m, rolls)
 		if len(train) > 0 {
 			m["value_first_mean"] = vsum / float64(len(train))
 		}
@@ -96,20 +104,15 @@ func PPO(ctx context.Context, cfg Config, o RLOptions) (*RLResult, error) {
 		if err := r.reference(train, m); err != nil {
 			return r.res, fmt.Errorf("ppo: step %d: %w", step, err)
 		}
-		if err := r.update(train, step, r.sched.LR(step-1), m); err != nil {
+		if err := r.update(train, obj, step, r.Sched.LR(step-1), m); err != nil {
 			return r.res, fmt.Errorf("ppo: step %d: %w", step, err)
 		}
 
 		// ---- log, evaluate, checkpoint.
-		m["time_step_s"] = time.Since(t0).Seconds()
-		newTok := 0
-		for _, it := range items {
-			newTok += len(it.sample.IDs)
-		}
-		if err := r.endStep(ctx, step, m, sb, newTok); err != nil {
+		if err := r.endStep(ctx, step, sb, m, items, t0); err != nil {
 			return r.res, fmt.Errorf("ppo: %w", err)
 		}
 	}
-	r.res.Best = r.run.Best()
+	r.res.Best = r.Best()
 	return r.res, nil
 }

@@ -1,16 +1,22 @@
 package trainer
 
-// A run directory, as every recipe opens it:
+// The scaffold every recipe (SFT, GRPO, PPO) trains in, so that a recipe
+// file holds its own step and nothing else:
 //
-//	run, err := trainer.OpenRun(cfg, resume, os.Stderr)
-//	// run.Resumed is nil for a fresh run, else the verified checkpoint:
-//	//   restore weights from run.Resumed.Dir, opt.Load(run.Resumed.Path(OptimizerFile)),
-//	//   batcher.Seek(st.Epoch, st.Cursor), st.GetRNG("dropout", rng), …
-//	for step := start+1; step <= total; step++ {
-//		… train, CheckFinite, opt.Step, run.Metrics.Log("train", step, m), progress.Step(…)
-//		… every eval_every: evaluate, run.Metrics.Log("eval", step, e), best := run.Improved(step, e)
-//		… every checkpoint.every, or best: run.Save(snapshot)
+//	run, err := OpenRun(cfg, RunOptions{Name: "sft", Resume: resume, Log: log})
+//	err = run.Prepare(s, lengths, parts...) // AdamW, the Batcher, the LR schedule
+//	err = run.Resume()                      // a continued run: restore everything from run.Resumed
+//	for step := run.Done + 1; step <= run.Total; step++ {
+//		sb, err := run.Next(ctx, step)
+//		… the recipe's step: forward, backward, clip, run.CheckFinite, run.Opt.Step(run.Sched.LR(step-1)) …
+//		err = run.EndStep(ctx, step, sb, m, tokens, evaluate) // log, evaluate, checkpoint
 //	}
+//
+// Resume and EndStep are the one place that restores and saves a recipe's
+// state: the model files (Setup.SaveModel), the recipe's own Parts (PPO's
+// value head, a lagged reference), optimizer.safetensors, the Batcher's
+// position, the dropout counter and the token count, in trainer_state.json
+// next to the schedule, the best metric and the config hash.
 //
 // OpenRun writes RUN/config.yaml (the resolved config, reloadable with
 // --config), opens RUN/checkpoints, and opens RUN/metrics.jsonl (cut back
@@ -23,36 +29,75 @@ package trainer
 // not the uninterrupted run.
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"io"
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/argrl/argrl/trainer/batch"
+	"github.com/argrl/argrl/trainer/ckpt"
+	"github.com/argrl/argrl/trainer/config"
+	"github.com/argrl/argrl/trainer/metrics"
+	"github.com/argrl/argrl/trainer/optim"
 )
 
 // ConfigFile is the resolved config's name inside RUN/.
 const ConfigFile = "config.yaml"
 
-// Run is an open run directory.
+// RunOptions say how OpenRun opens the run directory.
+type RunOptions struct {
+	Name   string    // sft | grpo | ppo: the prefix of messages
+	Resume bool      // continue from checkpoint.resume_from or RUN/checkpoints/latest
+	Log    io.Writer // warnings and messages (nil: discarded)
+}
+
+// A Part is recipe state that a checkpoint holds in files of its own,
+// beside the model files and the optimizer: Save writes them into the
+// checkpoint being assembled, Load restores them from a verified one.
+type Part struct {
+	Save func(dir string) error
+	Load func(dir string) error
+}
+
+// Run is an open run directory and, after Prepare, the training state.
 type Run struct {
-	Dir      string
-	Config   Config
-	Metrics  *MetricsLog
-	Ckpt     *Checkpointer
-	Resumed  *Checkpoint // nil for a fresh run
-	warn     io.Writer
+	Dir     string
+	Config  config.Config
+	Log     io.Writer
+	Metrics *metrics.Writer
+	Ckpt    *ckpt.Checkpointer
+	Resumed *ckpt.Checkpoint // nil for a fresh run
+
+	// Set by Prepare and Resume:
+	Setup      *Setup
+	Opt        optim.Optimizer
+	Batches    *batch.Batcher
+	Sched      optim.Schedule
+	Total      int               // optimizer steps of the run
+	Done       int               // steps done when this process started
+	TokensSeen int64             // kept in trainer_state.json; recipes add to it
+	Progress   *metrics.Progress // the console line
+	Saved      string            // the newest checkpoint this process wrote
+
+	name     string
+	parts    []Part
 	bestSeen *float64
 	bestStep int
 }
 
-// OpenRun prepares cfg.Run.Dir for a fresh run, or with resume (implied by
+// OpenRun prepares cfg.Run.Dir for a fresh run, or with o.Resume (implied by
 // checkpoint.resume_from) for a continuation from checkpoint.resume_from or
-// `latest` (see Checkpointer.Resume). Warnings go to warn.
-func OpenRun(cfg Config, resume bool, warn io.Writer) (*Run, error) {
+// `latest` (see ckpt.Checkpointer.Resume).
+func OpenRun(cfg config.Config, o RunOptions) (*Run, error) {
+	warn := o.Log
 	if warn == nil {
 		warn = io.Discard
 	}
@@ -63,13 +108,13 @@ func OpenRun(cfg Config, resume bool, warn io.Writer) (*Run, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("run: %w", err)
 	}
-	ck, err := NewCheckpointer(dir, cfg.Checkpoint.KeepLast)
+	ck, err := ckpt.New(dir, cfg.Checkpoint.KeepLast)
 	if err != nil {
 		return nil, err
 	}
-	r := &Run{Dir: dir, Config: cfg, Ckpt: ck, warn: warn}
+	r := &Run{Dir: dir, Config: cfg, Log: warn, Ckpt: ck, name: o.Name}
 	resumeStep := -1
-	if resume || cfg.Checkpoint.ResumeFrom != "" {
+	if o.Resume || cfg.Checkpoint.ResumeFrom != "" {
 		if r.Resumed, err = ck.Resume(cfg.Checkpoint.ResumeFrom, cfg.Checkpoint.Fallback, warn); err != nil {
 			return nil, err
 		}
@@ -91,20 +136,158 @@ func OpenRun(cfg Config, resume bool, warn io.Writer) (*Run, error) {
 	if err := WriteConfigYAML(filepath.Join(dir, ConfigFile), cfg); err != nil {
 		return nil, err
 	}
-	if r.Metrics, err = OpenMetrics(filepath.Join(dir, MetricsFile), resumeStep); err != nil {
+	if r.Metrics, err = metrics.Open(filepath.Join(dir, metrics.File), resumeStep); err != nil {
 		return nil, err
 	}
 	return r, nil
 }
 
-// Close closes the metrics log.
-func (r *Run) Close() error { return r.Metrics.Close() }
+// Close closes the metrics log and frees the optimizer.
+func (r *Run) Close() error {
+	if r.Opt != nil {
+		r.Opt.Free()
+	}
+	return r.Metrics.Close()
+}
+
+// adamWConfig maps optim.* onto AdamW's hyper-parameters, norms and
+// biases excluded from weight decay as Hugging Face does.
+func adamWConfig(c config.OptimConfig) optim.AdamWConfig {
+	return optim.AdamWConfig{Beta1: c.Beta1, Beta2: c.Beta2, Eps: c.Eps, WeightDecay: c.WeightDecay, NoDecay: optim.NormsAndBiases}
+}
+
+// scheduleConfig maps optim.* onto the learning-rate schedule's keys.
+func scheduleConfig(c config.OptimConfig) optim.ScheduleConfig {
+	return optim.ScheduleConfig{Kind: c.Schedule, LR: c.LR, WarmupRatio: c.WarmupRatio, MinLRRatio: c.MinLRRatio}
+}
+
+// Prepare builds the training state for s: AdamW over every trainable
+// tensor, a Batcher over records of the given lengths (tokens) and the
+// schedule for the run's steps. parts are saved in every checkpoint and
+// restored by Resume, in this order, after the model files.
+func (r *Run) Prepare(s *Setup, lengths []int, parts ...Part) error {
+	cfg := r.Config
+	r.Setup, r.parts = s, parts
+	opt, err := optim.NewAdamW(s.Backend, s.TrainableParams(), adamWConfig(cfg.Optim))
+	if err != nil {
+		return err
+	}
+	r.Opt = opt
+	if r.Batches, err = batch.New(lengths, cfg.Optim.BatchSize, cfg.Optim.GradAccum, cfg.Data.BucketWindow, cfg.Run.Seed); err != nil {
+		return err
+	}
+	r.Total = cfg.Optim.TotalSteps(r.Batches.StepsPerEpoch())
+	if r.Sched, err = optim.NewSchedule(scheduleConfig(cfg.Optim), r.Total); err != nil {
+		return err
+	}
+	return nil
+}
+
+// stateExtra is trainer_state.json's "extra".
+type stateExtra struct {
+	DropoutCounter uint64 `json:"dropout_counter"` // model.Step calls so far
+}
+
+// Resume restores, when the run continues a checkpoint, everything Prepare
+// built and EndStep saves: the model files, the parts, the optimizer, the
+// Batcher's position, the dropout counter and the token count. A changed
+// schedule is reported. It then starts the progress line.
+func (r *Run) Resume() error {
+	if ck := r.Resumed; ck != nil {
+		st := ck.State
+		if err := r.Setup.LoadModel(ck.Dir); err != nil {
+			return fmt.Errorf("resume from %s: %w", ck.Dir, err)
+		}
+		for _, p := range r.parts {
+			if err := p.Load(ck.Dir); err != nil {
+				return fmt.Errorf("resume from %s: %w", ck.Dir, err)
+			}
+		}
+		if err := ckpt.LoadOptimizer(ck.Path(ckpt.OptimizerFile), r.Opt); err != nil {
+			return fmt.Errorf("resume from %s: %w", ck.Dir, err)
+		}
+		if err := r.Batches.Seek(st.Epoch, st.Cursor); err != nil {
+			return fmt.Errorf("resume from %s: %w", ck.Dir, err)
+		}
+		var ex stateExtra
+		if err := json.Unmarshal(st.Extra, &ex); err != nil {
+			return fmt.Errorf("resume from %s: %s: extra: %w", ck.Dir, ckpt.StateFile, err)
+		}
+		r.Setup.Model.SetDropoutCounter(ex.DropoutCounter)
+		if !reflect.DeepEqual(st.Scheduler, r.Sched) {
+			fmt.Fprintf(r.Log, "%s: warning: the schedule changed since %s (%+v, now %+v)\n", r.name, ck.Name, st.Scheduler, r.Sched)
+		}
+		r.Done, r.TokensSeen = st.Step, st.TokensSeen
+		fmt.Fprintf(r.Log, "%s: resuming from %s (step %d of %d)\n", r.name, ck.Dir, r.Done, r.Total)
+	}
+	r.Progress = metrics.NewProgress(r.Log, r.Total, r.Done)
+	return nil
+}
+
+// Next returns step's batch, or the context's error when the run was
+// stopped before it.
+func (r *Run) Next(ctx context.Context, step int) (batch.StepBatch, error) {
+	if err := ctx.Err(); err != nil {
+		return batch.StepBatch{}, fmt.Errorf("stopped before step %d: %w", step, err)
+	}
+	return r.Batches.Next(), nil
+}
+
+// EndStep finishes step sb: it logs m (with the epoch) as the step's train
+// line and shows it on the progress line (tokens processed), then — every
+// eval_every steps and at the last, when there is a validation set —
+// logs evaluate's metrics as an eval line, and writes a checkpoint every
+// checkpoint.every steps, at the last step and at each new best
+// checkpoint.best_metric. The train and eval lines precede the checkpoint
+// (metrics.jsonl's resume rule).
+func (r *Run) EndStep(ctx context.Context, step int, sb batch.StepBatch, m metrics.Metrics, tokens int, evaluate func(ctx context.Context, step int) (metrics.Metrics, error)) error {
+	cfg := r.Config
+	m["epoch"] = float64(sb.Epoch) + float64(sb.Index+1)/float64(r.Batches.StepsPerEpoch())
+	if err := r.Metrics.Log("train", step, m); err != nil {
+		return err
+	}
+	r.Progress.Step(step, m, tokens)
+	best, last := false, step == r.Total
+	if r.Setup.Val != nil && ((cfg.EvalEvery > 0 && step%cfg.EvalEvery == 0) || last) {
+		e, err := evaluate(ctx, step)
+		if err != nil {
+			return fmt.Errorf("step %d: %w", step, err)
+		}
+		if err := r.Metrics.Log("eval", step, e); err != nil {
+			return err
+		}
+		best = r.Improved(step, e)
+	}
+	if (cfg.Checkpoint.Every > 0 && step%cfg.Checkpoint.Every == 0) || last || best {
+		epoch, cursor := r.Batches.Position()
+		st := ckpt.TrainerState{Step: step, Epoch: epoch, Cursor: cursor, Scheduler: r.Sched, TokensSeen: r.TokensSeen}
+		var err error
+		if st.Extra, err = json.Marshal(stateExtra{DropoutCounter: r.Setup.Model.DropoutCounter()}); err != nil {
+			return fmt.Errorf("step %d: %w", step, err)
+		}
+		snap := ckpt.Snapshot{State: st, Model: r.Setup.SaveModel, Optimizer: r.Opt, Best: best}
+		if len(r.parts) > 0 {
+			snap.Extra = func(dir string) error {
+				for _, p := range r.parts {
+					if err := p.Save(dir); err != nil {
+						return err
+					}
+				}
+				return nil
+			}
+		}
+		if r.Saved, err = r.Save(snap); err != nil {
+			return err
+		}
+	}
+	return nil
+}
 
 // Improved reports whether the eval metrics e of step beat the best
 // checkpoint.best_metric so far (higher is better) and records them; a
 // missing or non-finite value never improves. Save the step's checkpoint
 // with Snapshot.Best = true when it returns true.
-func (r *Run) Improved(step int, e Metrics) bool {
+func (r *Run) Improved(step int, e metrics.Metrics) bool {
 	v, ok := e[r.Config.Checkpoint.BestMetric]
 	if !ok || math.IsNaN(v) || math.IsInf(v, 0) {
 		return false
@@ -121,7 +304,7 @@ func (r *Run) Best() *float64 { return r.bestSeen }
 
 // Save syncs the metrics log, stamps the config hash and the best metric
 // and step into the state, and writes the checkpoint.
-func (r *Run) Save(s Snapshot) (string, error) {
+func (r *Run) Save(s ckpt.Snapshot) (string, error) {
 	if err := r.Metrics.Sync(); err != nil {
 		return "", err
 	}
@@ -132,16 +315,16 @@ func (r *Run) Save(s Snapshot) (string, error) {
 
 // CheckFinite is the NaN guard with this run's newest checkpoint named in
 // the error.
-func (r *Run) CheckFinite(step int, m Metrics, keys ...string) error {
+func (r *Run) CheckFinite(step int, m metrics.Metrics, keys ...string) error {
 	latest, _ := r.Ckpt.Latest()
-	return CheckFinite(step, m, latest, keys...)
+	return metrics.CheckFinite(step, m, latest, keys...)
 }
 
 // ConfigHash is "sha256:<hex>" of the config's YAML without run.dir and
 // the checkpoint section.
-func ConfigHash(c Config) string {
+func ConfigHash(c config.Config) string {
 	c.Run.Dir = ""
-	c.Checkpoint = CheckpointConfig{}
+	c.Checkpoint = config.CheckpointConfig{}
 	b, err := yaml.Marshal(c)
 	if err != nil { // a plain struct of scalars and lists always marshals
 		return "sha256:?"
@@ -150,40 +333,16 @@ func ConfigHash(c Config) string {
 	return "sha256:" + hex.EncodeToString(h[:])
 }
 
-// WriteConfigYAML writes the resolved config atomically, reloadable by Load.
-func WriteConfigYAML(path string, c Config) error {
+// WriteConfigYAML writes the resolved config atomically, reloadable by
+// config.Load.
+func WriteConfigYAML(path string, c config.Config) error {
 	b, err := yaml.Marshal(c)
 	if err != nil {
 		return fmt.Errorf("run: %s: %w", path, err)
 	}
 	head := fmt.Sprintf("# train %s --config %s\n# The resolved config of this run: defaults, the config file, ARGRL_* and --set.\n", c.Algo, path)
-	if err := writeFileAtomic(path, append([]byte(head), b...)); err != nil {
+	if err := ckpt.WriteFileAtomic(path, append([]byte(head), b...)); err != nil {
 		return fmt.Errorf("run: %w", err)
-	}
-	return nil
-}
-
-// PutRNG stores r's state under name.
-func (s *TrainerState) PutRNG(name string, r *RNG) error {
-	b, err := r.MarshalBinary()
-	if err != nil {
-		return fmt.Errorf("rng %q: %w", name, err)
-	}
-	if s.RNG == nil {
-		s.RNG = map[string][]byte{}
-	}
-	s.RNG[name] = b
-	return nil
-}
-
-// GetRNG restores r from the state stored under name.
-func (s *TrainerState) GetRNG(name string, r *RNG) error {
-	b, ok := s.RNG[name]
-	if !ok {
-		return fmt.Errorf("%s: no RNG state %q", StateFile, name)
-	}
-	if err := r.UnmarshalBinary(b); err != nil {
-		return fmt.Errorf("%s: rng %q: %w", StateFile, name, err)
 	}
 	return nil
 }

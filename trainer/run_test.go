@@ -12,17 +12,30 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/argrl/argrl/kernels"
+	"github.com/argrl/argrl/model"
+	"github.com/argrl/argrl/trainer/batch"
+	"github.com/argrl/argrl/trainer/ckpt"
+	"github.com/argrl/argrl/trainer/config"
+	"github.com/argrl/argrl/trainer/internal/paramtest"
+	"github.com/argrl/argrl/trainer/metrics"
+	"github.com/argrl/argrl/trainer/optim"
+)
+
+var (
+	newParam   = paramtest.New
+	read       = paramtest.Read
+	filesEqual = paramtest.SameFile
 )
 
 // toyTrain is a miniature recipe over the whole infrastructure: a linear
-// model y = w·x fitted by AdamW with the schedule, clipping, gradient
-// accumulation over the Batcher's micro-batches, an RNG stream perturbing
+// model y = w·x fitted by AdamW with the schedule, clipping, gradients
+// summed over the Batcher's micro-batches, an RNG stream perturbing
 // gradients, metrics, evaluation, best/ and checkpoints. It stops after
 // stopAfter steps without a final checkpoint (a kill) and returns w.
-func toyTrain(t *testing.T, cfg Config, resume bool, stopAfter int) []float32 {
+func toyTrain(t *testing.T, cfg config.Config, resume bool, stopAfter int) []float32 {
 	t.Helper()
 	const D = 6
-	data := NewRNG(99, "toy-data")
+	data := batch.NewRNG(99, "toy-data")
 	n := 37
 	xs, ys, lens := make([][]float32, n), make([]float32, n), make([]int, n)
 	for i := range xs {
@@ -33,29 +46,29 @@ func toyTrain(t *testing.T, cfg Config, resume bool, stopAfter int) []float32 {
 		}
 		lens[i] = 10 + data.IntN(200)
 	}
-	run, err := OpenRun(cfg, resume, nil)
+	run, err := OpenRun(cfg, RunOptions{Resume: resume})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer run.Close()
 	be := kernels.NewCPU()
 	w := newParam(be, "w", []int{D}, make([]float32, D), make([]float32, D))
-	acc, _ := NewGradAccum(be, []Param{w})
-	opt, err := NewAdamW(be, acc.Params(), cfg.Optim)
+	params := []*model.Param{w}
+	opt, err := optim.NewAdamW(be, params, adamWConfig(cfg.Optim))
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, _ := NewBatcher(lens, cfg.Optim.BatchSize, cfg.Optim.GradAccum, cfg.Data.BucketWindow, cfg.Run.Seed)
+	b, _ := batch.New(lens, cfg.Optim.BatchSize, cfg.Optim.GradAccum, cfg.Data.BucketWindow, cfg.Run.Seed)
 	total := cfg.Optim.MaxSteps
-	sched, _ := NewSchedule(cfg.Optim, total)
-	noise := NewRNG(cfg.Run.Seed, "noise")
+	sched, _ := optim.NewSchedule(scheduleConfig(cfg.Optim), total)
+	noise := batch.NewRNG(cfg.Run.Seed, "noise")
 	start := 0
 	if ck := run.Resumed; ck != nil {
 		st := ck.State
-		if err := ReadParams(be, ck.Path("model.safetensors"), []Param{w}); err != nil {
+		if err := ckpt.ReadParams(be, ck.Path("model.safetensors"), params); err != nil {
 			t.Fatal(err)
 		}
-		if err := opt.Load(ck.Path(OptimizerFile)); err != nil {
+		if err := ckpt.LoadOptimizer(ck.Path(ckpt.OptimizerFile), opt); err != nil {
 			t.Fatal(err)
 		}
 		if err := b.Seek(st.Epoch, st.Cursor); err != nil {
@@ -71,7 +84,7 @@ func toyTrain(t *testing.T, cfg Config, resume bool, stopAfter int) []float32 {
 	}
 	for step := start + 1; step <= total && step <= stopAfter; step++ {
 		sb := b.Next()
-		acc.Zero()
+		acc := make([]float32, D) // the step's gradient, summed over its micro-batches
 		var loss float64
 		for _, mb := range sb.Micro {
 			wh := read(be, w.W)
@@ -89,15 +102,15 @@ func toyTrain(t *testing.T, cfg Config, resume bool, stopAfter int) []float32 {
 			}
 			for j := range g {
 				g[j] += float32(0.01 * noise.NormFloat64())
+				acc[j] += g[j]
 			}
-			be.CopyIn(w.G, g)
-			acc.Add(1)
 		}
-		norm, err := ClipGradNorm(be, acc.Params(), cfg.Optim.GradClip)
+		be.CopyIn(w.G, acc)
+		norm, err := optim.ClipGradNorm(be, params, cfg.Optim.GradClip)
 		if err != nil {
 			t.Fatal(err)
 		}
-		m := Metrics{"loss": loss, "grad_norm": norm, "lr": sched.LR(step - 1), "epoch": float64(sb.Epoch)}
+		m := metrics.Metrics{"loss": loss, "grad_norm": norm, "lr": sched.LR(step - 1), "epoch": float64(sb.Epoch)}
 		if err := run.CheckFinite(step, m, "loss", "grad_norm"); err != nil {
 			t.Fatal(err)
 		}
@@ -107,16 +120,16 @@ func toyTrain(t *testing.T, cfg Config, resume bool, stopAfter int) []float32 {
 		run.Metrics.Log("train", step, m)
 		best := false
 		if step%cfg.EvalEvery == 0 {
-			e := Metrics{"fcm": 1 / (1 + loss)}
+			e := metrics.Metrics{"fcm": 1 / (1 + loss)}
 			run.Metrics.Log("eval", step, e)
 			best = run.Improved(step, e)
 		}
 		if step%cfg.Checkpoint.Every == 0 || best {
 			ep, cur := b.Position()
-			st := TrainerState{Step: step, Epoch: ep, Cursor: cur, Scheduler: sched}
+			st := ckpt.TrainerState{Step: step, Epoch: ep, Cursor: cur, Scheduler: sched}
 			st.PutRNG("noise", noise)
-			_, err := run.Save(Snapshot{State: st, Optimizer: opt, Best: best,
-				Model: func(dir string) error { return WriteParams(be, filepath.Join(dir, "model.safetensors"), []Param{w}) }})
+			_, err := run.Save(ckpt.Snapshot{State: st, Optimizer: opt, Best: best,
+				Model: func(dir string) error { return ckpt.WriteParams(be, filepath.Join(dir, "model.safetensors"), params) }})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -125,8 +138,8 @@ func toyTrain(t *testing.T, cfg Config, resume bool, stopAfter int) []float32 {
 	return read(be, w.W)
 }
 
-func toyConfig(dir string) Config {
-	c := Default()
+func toyConfig(dir string) config.Config {
+	c := config.Default()
 	c.Run.Dir = dir
 	c.Optim.LR, c.Optim.BatchSize, c.Optim.GradAccum, c.Optim.MaxSteps = 0.5, 3, 2, 14
 	c.Optim.WarmupRatio, c.Optim.WeightDecay, c.Optim.GradClip = 0.1, 0.01, 5
@@ -147,24 +160,24 @@ func TestToyResumeBitIdentical(t *testing.T) {
 			t.Fatalf("w[%d]: %v straight, %v resumed", i, wa[i], wb[i])
 		}
 	}
-	ck := filepath.Join(CheckpointsDir, "step-000012")
-	for _, f := range []string{MetricsFile, filepath.Join(ck, "model.safetensors"),
-		filepath.Join(ck, OptimizerFile), filepath.Join(ck, StateFile), filepath.Join(ck, SumsFile)} {
+	ck := filepath.Join(ckpt.CheckpointsDir, "step-000012")
+	for _, f := range []string{metrics.File, filepath.Join(ck, "model.safetensors"),
+		filepath.Join(ck, ckpt.OptimizerFile), filepath.Join(ck, ckpt.StateFile), filepath.Join(ck, ckpt.SumsFile)} {
 		if !filesEqual(t, filepath.Join(a, f), filepath.Join(b, f)) {
 			t.Errorf("%s differs between the straight and the resumed run", f)
 		}
 	}
-	ba, err := OpenCheckpoint(filepath.Join(a, BestDir), -1)
+	ba, err := ckpt.OpenDir(filepath.Join(a, ckpt.BestDir), -1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	bb, err := OpenCheckpoint(filepath.Join(b, BestDir), -1)
+	bb, err := ckpt.OpenDir(filepath.Join(b, ckpt.BestDir), -1)
 	if err != nil || ba.State.Step != bb.State.Step || *ba.State.BestMetric != *bb.State.BestMetric || ba.State.BestStep != ba.State.Step {
 		t.Fatalf("best/: %+v vs %+v (%v)", ba.State, bb.State, err)
 	}
 	// The toy does learn: the loss falls (so the comparison is not of two
 	// runs that both stood still).
-	recs, err := ReadMetrics(filepath.Join(a, MetricsFile))
+	recs, err := metrics.Read(filepath.Join(a, metrics.File))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -181,7 +194,7 @@ func TestOpenRun(t *testing.T) {
 	cfg.Algo = "grpo"
 	toyTrain(t, cfg, false, 3)
 	// config.yaml reloads to the same config.
-	back, err := Load(filepath.Join(dir, ConfigFile), nil)
+	back, err := config.Load(filepath.Join(dir, ConfigFile), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,13 +208,13 @@ func TestOpenRun(t *testing.T) {
 		t.Fatalf("config.yaml header: %q", head[:40])
 	}
 	// A fresh run refuses a directory with a checkpoint.
-	if _, err := OpenRun(cfg, false, nil); err == nil || !strings.Contains(err.Error(), "--resume") {
+	if _, err := OpenRun(cfg, RunOptions{}); err == nil || !strings.Contains(err.Error(), "--resume") {
 		t.Fatalf("fresh run over a checkpoint: %v", err)
 	}
 	// Resuming with another config warns.
 	cfg.Optim.LR = 0.25
 	var warn bytes.Buffer
-	r, err := OpenRun(cfg, true, &warn)
+	r, err := OpenRun(cfg, RunOptions{Resume: true, Log: &warn})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,7 +224,7 @@ func TestOpenRun(t *testing.T) {
 	}
 	// checkpoint.resume_from implies resume; an unknown name is an error.
 	cfg.Checkpoint.ResumeFrom = "step-000002"
-	if _, err := OpenRun(cfg, false, nil); err == nil || !strings.Contains(err.Error(), "step-000002") {
+	if _, err := OpenRun(cfg, RunOptions{}); err == nil || !strings.Contains(err.Error(), "step-000002") {
 		t.Fatalf("resume_from a missing checkpoint: %v", err)
 	}
 	cfg.Checkpoint.ResumeFrom = "latest"
@@ -226,15 +239,15 @@ func TestOpenRun(t *testing.T) {
 // The NaN guard names the last good checkpoint, which stays `latest`.
 func TestNaNGuardKeepsLastGood(t *testing.T) {
 	cfg := toyConfig(t.TempDir())
-	r, err := OpenRun(cfg, false, nil)
+	r, err := OpenRun(cfg, RunOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	if _, err := r.Save(Snapshot{State: TrainerState{Step: 3}}); err != nil {
+	if _, err := r.Save(ckpt.Snapshot{State: ckpt.TrainerState{Step: 3}}); err != nil {
 		t.Fatal(err)
 	}
-	err = r.CheckFinite(5, Metrics{"loss": math.NaN(), "grad_norm": 1})
+	err = r.CheckFinite(5, metrics.Metrics{"loss": math.NaN(), "grad_norm": 1})
 	if err == nil || !strings.Contains(err.Error(), "step 5: loss is NaN") || !strings.Contains(err.Error(), "step-000003") {
 		t.Fatalf("NaN guard: %v", err)
 	}

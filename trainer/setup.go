@@ -41,6 +41,9 @@ import (
 	"github.com/argrl/argrl/model/safetensors"
 	"github.com/argrl/argrl/model/tokenizer"
 	"github.com/argrl/argrl/reward"
+	"github.com/argrl/argrl/trainer/batch"
+	"github.com/argrl/argrl/trainer/ckpt"
+	"github.com/argrl/argrl/trainer/config"
 )
 
 // Example is one encoded training or validation record.
@@ -89,7 +92,7 @@ type SetupOptions struct {
 // Setup is a recipe's resolved configuration: the loaded model, tokenizer,
 // template, format, scorer and encoded datasets.
 type Setup struct {
-	Config    Config
+	Config    config.Config
 	Backend   kernels.Backend
 	Model     *model.Model
 	Tokenizer *tokenizer.Tokenizer
@@ -102,7 +105,7 @@ type Setup struct {
 }
 
 // NewSetup builds everything cfg describes; see the file header.
-func NewSetup(cfg Config, o SetupOptions) (s *Setup, err error) {
+func NewSetup(cfg config.Config, o SetupOptions) (s *Setup, err error) {
 	log := o.Log
 	if log == nil {
 		log = io.Discard
@@ -243,7 +246,7 @@ func firstFew(ids []string) string {
 
 // LoRAOptions maps lora.* and run.seed onto the model's adapter options
 // (short target names q, k, v, o, gate, up, down become q_proj, ...).
-func LoRAOptions(cfg Config) *model.LoRAOptions {
+func LoRAOptions(cfg config.Config) *model.LoRAOptions {
 	var targets []string
 	for _, t := range cfg.LoRA.Targets {
 		if !strings.HasSuffix(t, "_proj") {
@@ -258,7 +261,7 @@ func LoRAOptions(cfg Config) *model.LoRAOptions {
 // OpenModel opens model.path (or fresh weights for it, with model.init:
 // random) on be: with LoRA adapters when lora.enabled (loaded from
 // o.Adapter when given), else every weight trainable (full fine-tuning).
-func OpenModel(cfg Config, be kernels.Backend, o SetupOptions) (*model.Model, error) {
+func OpenModel(cfg config.Config, be kernels.Backend, o SetupOptions) (*model.Model, error) {
 	opts := model.Options{MaxLen: cfg.Model.MaxLen, ValueHead: o.ValueHead}
 	if cfg.LoRA.Enabled {
 		opts.LoRA, opts.Adapter = LoRAOptions(cfg), o.Adapter
@@ -319,7 +322,7 @@ func WriteRandomModel(src, out string, seed int64) error {
 	if err != nil {
 		return err
 	}
-	rng := NewRNG(seed, "model-init")
+	rng := batch.NewRNG(seed, "model-init")
 	var ts []safetensors.Tensor
 	for _, sp := range specs {
 		n := 1
@@ -346,39 +349,26 @@ func WriteRandomModel(src, out string, seed int64) error {
 	if err := safetensors.WriteFile(filepath.Join(out, safetensors.SingleName), ts, map[string]string{"format": "pt"}); err != nil {
 		return fmt.Errorf("model.init random: %w", err)
 	}
-	if err := writeFileAtomic(filepath.Join(out, "config.json"), raw); err != nil {
+	if err := ckpt.WriteFileAtomic(filepath.Join(out, "config.json"), raw); err != nil {
 		return fmt.Errorf("model.init random: %w", err)
 	}
 	return nil
 }
 
 // ModelParams are the trainable tensors a checkpoint's model files hold
-// (the value head, saved by PPO itself, excluded), as optimizer Params:
-// norms and biases are excluded from weight decay, as Hugging Face does.
-func (s *Setup) ModelParams() []Param {
-	var out []Param
+// (the value head, saved by PPO itself, excluded).
+func (s *Setup) ModelParams() []*model.Param {
+	var out []*model.Param
 	for _, p := range s.Model.Trainable() {
-		if strings.HasPrefix(p.Name, "value_head.") {
-			continue
+		if !strings.HasPrefix(p.Name, "value_head.") {
+			out = append(out, p)
 		}
-		out = append(out, toParam(p))
 	}
 	return out
 }
 
 // TrainableParams are every trainable tensor (value head included).
-func (s *Setup) TrainableParams() []Param {
-	var out []Param
-	for _, p := range s.Model.Trainable() {
-		out = append(out, toParam(p))
-	}
-	return out
-}
-
-func toParam(p *model.Param) Param {
-	noDecay := strings.HasSuffix(p.Name, ".bias") || strings.HasSuffix(p.Name, "norm.weight")
-	return Param{Name: p.Name, Shape: p.Shape, W: p.W, G: p.G, NoDecay: noDecay}
-}
+func (s *Setup) TrainableParams() []*model.Param { return s.Model.Trainable() }
 
 // tokenizerFiles are copied next to full fine-tuned weights.
 var tokenizerFiles = []string{"tokenizer.json", "tokenizer_config.json", "generation_config.json",
@@ -394,7 +384,7 @@ func (s *Setup) SaveModel(dir string) error {
 		a.BaseModel = s.Config.Model.Path
 		return model.ExportPEFT(dir, a, s.Model.Config)
 	}
-	if err := WriteParams(s.Backend, filepath.Join(dir, safetensors.SingleName), s.ModelParams()); err != nil {
+	if err := ckpt.WriteParams(s.Backend, filepath.Join(dir, safetensors.SingleName), s.ModelParams()); err != nil {
 		return err
 	}
 	if err := copyFileAtomic(filepath.Join(s.Config.Model.Path, "config.json"), filepath.Join(dir, "config.json")); err != nil {
@@ -415,7 +405,7 @@ func (s *Setup) LoadModel(dir string) error {
 	if s.Model.HasAdapters() {
 		return s.Model.ImportAdapter(dir)
 	}
-	return ReadParams(s.Backend, filepath.Join(dir, safetensors.SingleName), s.ModelParams())
+	return ckpt.ReadParams(s.Backend, filepath.Join(dir, safetensors.SingleName), s.ModelParams())
 }
 
 func copyFileAtomic(src, dst string) error {
@@ -423,7 +413,7 @@ func copyFileAtomic(src, dst string) error {
 	if err != nil {
 		return err
 	}
-	return writeFileAtomic(dst, b)
+	return ckpt.WriteFileAtomic(dst, b)
 }
 
 // DebugTemplate writes the first training record as the model will see it:
@@ -447,8 +437,8 @@ func (s *Setup) DebugTemplate(w io.Writer) error {
 }
 
 // RewardPackageConfig maps the run config onto the reward package's config,
-// so validation metrics and RL rewards share one scorer (REFERENCE §3).
-func RewardPackageConfig(cfg Config) reward.Config {
+// so validation metrics and RL rewards share one scorer (docs/contracts.md §3).
+func RewardPackageConfig(cfg config.Config) reward.Config {
 	rc := reward.DefaultConfig()
 	rc.Format, rc.Judge = cfg.Format, cfg.Judge
 	rc.RejectString, rc.ALCRequiredOnly, rc.NoTextScore = cfg.Reward.RejectString, cfg.Reward.ALCRequiredOnly, cfg.Reward.NoTextScore

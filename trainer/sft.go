@@ -1,9 +1,10 @@
 package trainer
 
-// SFT: supervised fine-tuning on the gold calls (REFERENCE §6), the warm
+// SFT: supervised fine-tuning on the gold calls (docs/contracts.md §6), the warm
 // start before RL (paper 000 §4.4) and paper 001's strongest in-distribution
 // baseline. `train sft --config configs/sft.yaml` runs it. It reads top to
-// bottom: setup, train loop (step, evaluate, checkpoint), end.
+// bottom: setup and resume, the train loop (the step inline; logging,
+// evaluation and checkpoints through the scaffold, run.go), the end.
 //
 // What it implements:
 //   - loss only on the assistant target tokens (the chat template's
@@ -18,10 +19,10 @@ package trainer
 //   - length-bucketed batches of optim.batch_size sequences, optim.grad_accum
 //     micro-batches per optimizer step, optim.epochs (2) or optim.max_steps;
 //   - validation every eval_every steps and at the end: loss, and the
-//     REFERENCE §3 rates from greedy generation; RUN/best holds the
+//     docs/contracts.md §3 rates from greedy generation; RUN/best holds the
 //     checkpoint with the best checkpoint.best_metric (fcm);
 //   - checkpoints every checkpoint.every steps, at the end and at each new
-//     best (REFERENCE §7); --resume continues bit-identically (data order,
+//     best (docs/contracts.md §7); --resume continues bit-identically (data order,
 //     dropout masks, optimizer moments, schedule).
 //
 // Loss normalization. The loss of an optimizer step is the mean over every
@@ -40,21 +41,26 @@ package trainer
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"reflect"
 	"time"
 
 	"github.com/argrl/argrl/model"
+	"github.com/argrl/argrl/trainer/batch"
+	"github.com/argrl/argrl/trainer/config"
+	"github.com/argrl/argrl/trainer/metrics"
+	"github.com/argrl/argrl/trainer/optim"
 )
 
-// SFTOptions are the command line's additions to the config.
+// SFTOptions are the command line's (and tests') additions to the config.
 type SFTOptions struct {
 	Resume bool      // continue from checkpoint.resume_from or RUN/checkpoints/latest
 	Log    io.Writer // progress line and messages (nil: os.Stderr)
+	// AfterBackward (tests) sees the model and the step's metrics after the
+	// backward pass, before the NaN guard and the optimizer step.
+	AfterBackward func(s *Setup, step int, m metrics.Metrics)
 }
 
 // SFTResult summarizes a finished run.
@@ -65,157 +71,97 @@ type SFTResult struct {
 	Best       *float64
 }
 
-// sftTestHook, set by tests only, sees the model and the step's metrics
-// after the backward pass, before the NaN guard and the optimizer step.
-var sftTestHook func(s *Setup, step int, m Metrics)
-
-// sftExtra is trainer_state.json's "extra" for SFT.
-type sftExtra struct {
-	DropoutCounter uint64 `json:"dropout_counter"` // model.Step calls so far
-}
-
 // SFT runs supervised fine-tuning as cfg describes.
-func SFT(ctx context.Context, cfg Config, o SFTOptions) (*SFTResult, error) {
+func SFT(ctx context.Context, cfg config.Config, o SFTOptions) (*SFTResult, error) {
 	log := o.Log
 	if log == nil {
 		log = os.Stderr
 	}
 
-	// ---- setup: data, model, run directory, optimizer, batches, schedule.
+	// ---- setup: data, model, run directory, optimizer, batches, schedule; resume.
 	s, err := NewSetup(cfg, SetupOptions{Log: log})
 	if err != nil {
 		return nil, fmt.Errorf("sft: %w", err)
 	}
 	defer s.Close()
-	run, err := OpenRun(cfg, o.Resume, log)
+	run, err := OpenRun(cfg, RunOptions{Name: "sft", Resume: o.Resume, Log: log})
 	if err != nil {
 		return nil, fmt.Errorf("sft: %w", err)
 	}
 	defer run.Close()
+	if err := run.Prepare(s, s.Train.Lengths()); err != nil {
+		return nil, fmt.Errorf("sft: %w", err)
+	}
+	if err := run.Resume(); err != nil {
+		return nil, fmt.Errorf("sft: %w", err)
+	}
 	train := s.Train.Examples
-	opt, err := NewAdamW(s.Backend, s.TrainableParams(), cfg.Optim)
-	if err != nil {
-		return nil, fmt.Errorf("sft: %w", err)
-	}
-	defer opt.Free()
-	batches, err := NewBatcher(s.Train.Lengths(), cfg.Optim.BatchSize, cfg.Optim.GradAccum, cfg.Data.BucketWindow, cfg.Run.Seed)
-	if err != nil {
-		return nil, fmt.Errorf("sft: %w", err)
-	}
-	total := TotalSteps(cfg.Optim, batches.StepsPerEpoch())
-	sched, err := NewSchedule(cfg.Optim, total)
-	if err != nil {
-		return nil, fmt.Errorf("sft: %w", err)
-	}
-	start, tokensSeen := 0, int64(0)
-	if ck := run.Resumed; ck != nil {
-		st := ck.State
-		if err := s.LoadModel(ck.Dir); err != nil {
-			return nil, fmt.Errorf("sft: resume from %s: %w", ck.Dir, err)
-		}
-		if err := opt.Load(ck.Path(OptimizerFile)); err != nil {
-			return nil, fmt.Errorf("sft: resume from %s: %w", ck.Dir, err)
-		}
-		if err := batches.Seek(st.Epoch, st.Cursor); err != nil {
-			return nil, fmt.Errorf("sft: resume from %s: %w", ck.Dir, err)
-		}
-		var ex sftExtra
-		if err := json.Unmarshal(st.Extra, &ex); err != nil {
-			return nil, fmt.Errorf("sft: resume from %s: %s: extra: %w", ck.Dir, StateFile, err)
-		}
-		s.Model.SetDropoutCounter(ex.DropoutCounter)
-		if !reflect.DeepEqual(st.Scheduler, sched) {
-			fmt.Fprintf(log, "sft: warning: the schedule changed since %s (%+v, now %+v)\n", ck.Name, st.Scheduler, sched)
-		}
-		start, tokensSeen = st.Step, st.TokensSeen
-		fmt.Fprintf(log, "sft: resuming from %s (step %d of %d)\n", ck.Dir, start, total)
-	}
 	fmt.Fprintf(log, "sft: %d training examples, %d steps (%d per epoch, %d×%d sequences per step), %s, %d trainable tensors\n",
-		len(train), total, batches.StepsPerEpoch(), cfg.Optim.BatchSize, cfg.Optim.GradAccum, modeName(cfg), len(opt.Params()))
+		len(train), run.Total, run.Batches.StepsPerEpoch(), cfg.Optim.BatchSize, cfg.Optim.GradAccum, modeName(cfg), len(run.Opt.Params()))
 	if s.Val != nil {
 		fmt.Fprintf(log, "sft: validation on %s every %d steps and at the end\n", s.Val.Path, cfg.EvalEvery)
 	}
-	progress := NewProgress(log, total, start)
-	res := &SFTResult{Steps: start}
+	res := &SFTResult{Steps: run.Done}
+	evaluate := func(ctx context.Context, step int) (metrics.Metrics, error) {
+		e, _, _, err := s.Evaluate(ctx, s.Val, EvalOptions{Max: cfg.Data.ValMax, Generate: true})
+		if err == nil {
+			run.Progress.Printf("eval step %d: loss %.4f  TID %.3f TSA %.3f ACA %.3f ALC %.3f FCM %.3f", step,
+				e["loss"], e["tid"], e["tsa"], e["aca"], e["alc"], e["fcm"])
+		}
+		return e, err
+	}
 
 	// ---- train.
-	for step := start + 1; step <= total; step++ {
-		if err := ctx.Err(); err != nil {
-			return res, fmt.Errorf("sft: stopped before step %d: %w", step, err)
+	for step := run.Done + 1; step <= run.Total; step++ {
+		sb, err := run.Next(ctx, step)
+		if err != nil {
+			return res, fmt.Errorf("sft: %w", err)
 		}
 		t0 := time.Now()
-		sb := batches.Next()
 		loss, tokens, err := sftStep(s.Model, train, sb)
 		if err != nil {
 			return res, fmt.Errorf("sft: step %d: %w", step, err)
 		}
-		norm, err := ClipGradNorm(s.Backend, opt.Params(), cfg.Optim.GradClip)
+		norm, err := optim.ClipGradNorm(s.Backend, run.Opt.Params(), cfg.Optim.GradClip)
 		if err != nil {
 			return res, fmt.Errorf("sft: step %d: %w", step, err)
 		}
-		lr := sched.LR(step - 1)
-		m := Metrics{"loss": loss, "grad_norm": norm, "lr": lr,
-			"epoch": float64(sb.Epoch) + float64(sb.Index+1)/float64(batches.StepsPerEpoch())}
-		if sftTestHook != nil {
-			sftTestHook(s, step, m)
+		lr := run.Sched.LR(step - 1)
+		m := metrics.Metrics{"loss": loss, "grad_norm": norm, "lr": lr}
+		if o.AfterBackward != nil {
+			o.AfterBackward(s, step, m)
 		}
 		if err := run.CheckFinite(step, m, "loss", "grad_norm"); err != nil {
 			return res, fmt.Errorf("sft: %w", err)
 		}
-		if err := opt.Step(lr); err != nil {
+		if err := run.Opt.Step(lr); err != nil {
 			return res, fmt.Errorf("sft: step %d: %w", step, err)
 		}
-		tokensSeen += int64(tokens)
+		run.TokensSeen += int64(tokens)
 		m["tokens_per_s"] = float64(tokens) / time.Since(t0).Seconds()
-		if err := run.Metrics.Log("train", step, m); err != nil {
-			return res, fmt.Errorf("sft: %w", err)
-		}
-		progress.Step(step, m, tokens)
 		res.Steps, res.Loss = step, loss
 
-		// ---- evaluate.
-		best := false
-		if s.Val != nil && ((cfg.EvalEvery > 0 && step%cfg.EvalEvery == 0) || step == total) {
-			e, _, _, err := s.Evaluate(ctx, s.Val, EvalOptions{Max: cfg.Data.ValMax, Generate: true})
-			if err != nil {
-				return res, fmt.Errorf("sft: step %d: %w", step, err)
-			}
-			if err := run.Metrics.Log("eval", step, e); err != nil {
-				return res, fmt.Errorf("sft: %w", err)
-			}
-			best = run.Improved(step, e)
-			progress.Printf("eval step %d: loss %.4f  TID %.3f TSA %.3f ACA %.3f ALC %.3f FCM %.3f", step,
-				e["loss"], e["tid"], e["tsa"], e["aca"], e["alc"], e["fcm"])
-		}
-
-		// ---- checkpoint.
-		if (cfg.Checkpoint.Every > 0 && step%cfg.Checkpoint.Every == 0) || step == total || best {
-			epoch, cursor := batches.Position()
-			st := TrainerState{Step: step, Epoch: epoch, Cursor: cursor, Scheduler: sched, TokensSeen: tokensSeen}
-			if st.Extra, err = json.Marshal(sftExtra{DropoutCounter: s.Model.DropoutCounter()}); err != nil {
-				return res, fmt.Errorf("sft: step %d: %w", step, err)
-			}
-			dir, err := run.Save(Snapshot{State: st, Model: s.SaveModel, Optimizer: opt, Best: best})
-			if err != nil {
-				return res, fmt.Errorf("sft: %w", err)
-			}
-			res.Checkpoint = dir
+		// ---- log, evaluate, checkpoint.
+		err = run.EndStep(ctx, step, sb, m, tokens, evaluate)
+		res.Checkpoint = run.Saved
+		if err != nil {
+			return res, fmt.Errorf("sft: %w", err)
 		}
 	}
 	res.Best = run.Best()
 	if res.Checkpoint == "" { // resumed at the end: nothing left to train
 		res.Checkpoint = run.Resumed.Dir
-		progress.Printf("sft: the run is complete (step %d of %d); nothing to do", start, total)
+		run.Progress.Printf("sft: the run is complete (step %d of %d); nothing to do", run.Done, run.Total)
 		return res, nil
 	}
-	progress.Printf("sft: done: %d steps; final checkpoint %s", res.Steps, res.Checkpoint)
+	run.Progress.Printf("sft: done: %d steps; final checkpoint %s", res.Steps, res.Checkpoint)
 	return res, nil
 }
 
 // sftStep runs forward and backward over the step's micro-batches and
 // leaves ∂L/∂W in the trainable params' G, with L the step's token-mean
 // NLL (file header). It returns L and the number of tokens processed.
-func sftStep(m *model.Model, exs []Example, sb StepBatch) (float64, int, error) {
+func sftStep(m *model.Model, exs []Example, sb batch.StepBatch) (float64, int, error) {
 	n, tokens := 0, 0
 	for _, i := range sb.Records() {
 		n += exs[i].Targets
@@ -254,7 +200,7 @@ func sftStep(m *model.Model, exs []Example, sb StepBatch) (float64, int, error) 
 	return nll * inv, tokens, nil
 }
 
-func modeName(cfg Config) string {
+func modeName(cfg config.Config) string {
 	if cfg.LoRA.Enabled {
 		return fmt.Sprintf("LoRA r=%d α=%g dropout %g on %v", cfg.LoRA.R, cfg.LoRA.Alpha, cfg.LoRA.Dropout, cfg.LoRA.Targets)
 	}

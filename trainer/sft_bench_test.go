@@ -20,6 +20,9 @@ import (
 
 	"github.com/argrl/argrl/kernels"
 	"github.com/argrl/argrl/model"
+	"github.com/argrl/argrl/trainer/batch"
+	"github.com/argrl/argrl/trainer/config"
+	"github.com/argrl/argrl/trainer/optim"
 )
 
 func benchEnvInt(b *testing.B, name string, def int) int {
@@ -48,7 +51,7 @@ func BenchmarkSFTStep(b *testing.B) {
 	defer m.Close()
 	V := m.Config.VocabSize
 	exs := make([]Example, B)
-	sb := StepBatch{Micro: [][]int{make([]int, B)}}
+	sb := batch.StepBatch{Micro: [][]int{make([]int, B)}}
 	for i := range exs {
 		ex := Example{IDs: make([]int32, T), Mask: make([]bool, T), PromptLen: T / 2}
 		for t := range ex.IDs {
@@ -60,12 +63,8 @@ func BenchmarkSFTStep(b *testing.B) {
 		}
 		exs[i], sb.Micro[0][i] = ex, i
 	}
-	c := Default().Optim
-	params := make([]Param, 0)
-	for _, p := range m.Trainable() {
-		params = append(params, toParam(p))
-	}
-	opt, err := NewAdamW(be, params, c)
+	params := m.Trainable()
+	opt, err := optim.NewAdamW(be, params, adamWConfig(config.Default().Optim))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -74,7 +73,7 @@ func BenchmarkSFTStep(b *testing.B) {
 		if _, _, err := sftStep(m, exs, sb); err != nil {
 			b.Fatal(err)
 		}
-		if _, err := ClipGradNorm(be, params, 1.0); err != nil {
+		if _, err := optim.ClipGradNorm(be, params, 1.0); err != nil {
 			b.Fatal(err)
 		}
 		if err := opt.Step(1e-4); err != nil {

@@ -14,6 +14,9 @@ import (
 	"github.com/argrl/argrl/kernels"
 	"github.com/argrl/argrl/model"
 	"github.com/argrl/argrl/model/safetensors"
+	"github.com/argrl/argrl/trainer/ckpt"
+	"github.com/argrl/argrl/trainer/config"
+	"github.com/argrl/argrl/trainer/metrics"
 )
 
 // The SFT test corpus (testdata/sft, see gen.py there): 24 training and 8
@@ -32,8 +35,8 @@ const (
 
 // tinyConfig: LoRA r=8 on the randomly initialized tiny model, 6 steps of
 // 2×2 sequences, eval at 3 and 6, checkpoints every 2 steps.
-func tinyConfig(dir string) Config {
-	c := Default()
+func tinyConfig(dir string) config.Config {
+	c := config.Default()
 	c.Run.Dir, c.Run.Seed = dir, 7
 	c.Model.Path, c.Model.Init, c.Model.System, c.Model.MaxLen = tinyModel, "random", "You call tools.", 512
 	c.Data.Train, c.Data.Val = sftTrain, sftVal
@@ -47,7 +50,7 @@ func tinyConfig(dir string) Config {
 
 // fixtureConfig trains LoRA on the fixture model name with the 320-token
 // BPE, without validation.
-func fixtureConfig(dir, name string) Config {
+func fixtureConfig(dir, name string) config.Config {
 	c := tinyConfig(dir)
 	c.Model.Path, c.Model.Init, c.Model.Tokenizer = filepath.Join(fixtureDir, name), "pretrained", tok320
 	c.Data.Val = ""
@@ -55,10 +58,10 @@ func fixtureConfig(dir, name string) Config {
 	return c
 }
 
-func runSFT(t *testing.T, cfg Config, resume bool) *SFTResult {
+func runSFT(t *testing.T, cfg config.Config, resume bool, hook func(*Setup, int, metrics.Metrics)) *SFTResult {
 	t.Helper()
 	var log bytes.Buffer
-	res, err := SFT(context.Background(), cfg, SFTOptions{Resume: resume, Log: &log})
+	res, err := SFT(context.Background(), cfg, SFTOptions{Resume: resume, Log: &log, AfterBackward: hook})
 	if err != nil {
 		t.Fatalf("sft: %v\n%s", err, log.String())
 	}
@@ -83,7 +86,7 @@ func readTensors(t *testing.T, path string) map[string][]float32 {
 
 func trainLosses(t *testing.T, run string) []float64 {
 	t.Helper()
-	recs, err := ReadMetrics(filepath.Join(run, MetricsFile))
+	recs, err := metrics.Read(filepath.Join(run, metrics.File))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +111,7 @@ func TestSFTLoRATrainsBaseFrozen(t *testing.T) {
 	}
 	want := model.ParamsByName(base.Weights)
 	checked := 0
-	sftTestHook = func(s *Setup, step int, _ Metrics) {
+	hook := func(s *Setup, step int, _ metrics.Metrics) {
 		if step != cfg.Optim.MaxSteps {
 			return
 		}
@@ -132,8 +135,7 @@ func TestSFTLoRATrainsBaseFrozen(t *testing.T) {
 			checked++
 		}
 	}
-	defer func() { sftTestHook = nil }()
-	res := runSFT(t, cfg, false)
+	res := runSFT(t, cfg, false, hook)
 	if checked != len(want) {
 		t.Fatalf("checked %d frozen tensors, the checkpoint has %d", checked, len(want))
 	}
@@ -177,7 +179,7 @@ func TestSFTLoRATrainsBaseFrozen(t *testing.T) {
 func TestSFTAccumulation8x1Equals1x8(t *testing.T) {
 	type result struct {
 		ck    string
-		recs  []MetricsRecord
+		recs  []metrics.Record
 		grads map[string][]float32 // step·name → G before the update
 	}
 	run := func(micro, accum int) result {
@@ -185,17 +187,16 @@ func TestSFTAccumulation8x1Equals1x8(t *testing.T) {
 		cfg.LoRA.Dropout = 0 // dropout masks depend on the batch layout
 		cfg.Optim.BatchSize, cfg.Optim.GradAccum, cfg.Optim.MaxSteps = micro, accum, 2
 		r := result{grads: map[string][]float32{}}
-		sftTestHook = func(s *Setup, step int, _ Metrics) {
+		hook := func(s *Setup, step int, _ metrics.Metrics) {
 			for _, p := range s.Model.Trainable() {
 				g := make([]float32, p.Len())
 				s.Backend.CopyOut(g, p.G)
 				r.grads[fmt.Sprint(step, p.Name)] = g
 			}
 		}
-		defer func() { sftTestHook = nil }()
-		r.ck = runSFT(t, cfg, false).Checkpoint
+		r.ck = runSFT(t, cfg, false, hook).Checkpoint
 		var err error
-		if r.recs, err = ReadMetrics(filepath.Join(cfg.Run.Dir, MetricsFile)); err != nil {
+		if r.recs, err = metrics.Read(filepath.Join(cfg.Run.Dir, metrics.File)); err != nil {
 			t.Fatal(err)
 		}
 		return r
@@ -263,7 +264,7 @@ func TestSFTMemorizes(t *testing.T) {
 	cfg.Optim.LR, cfg.Optim.Schedule, cfg.Optim.BatchSize, cfg.Optim.GradAccum, cfg.Optim.MaxSteps = 1e-2, "constant", 2, 1, 45
 	cfg.Optim.WarmupRatio, cfg.Optim.WeightDecay = 0.05, 0
 	cfg.Checkpoint.Every = 0
-	runSFT(t, cfg, false)
+	runSFT(t, cfg, false, nil)
 	l := trainLosses(t, cfg.Run.Dir)
 	const threshold = 0.5
 	if last := l[len(l)-1]; !(last < threshold) || !(l[0] > 5.5) {
@@ -273,15 +274,15 @@ func TestSFTMemorizes(t *testing.T) {
 }
 
 // stopAfter makes SFT return after step n (a kill: the work since the
-// last checkpoint is lost).
-func stopAfter(n int) (context.Context, func()) {
+// last checkpoint is lost): a context and the hook that cancels it.
+func stopAfter(n int) (context.Context, func(*Setup, int, metrics.Metrics), func()) {
 	ctx, cancel := context.WithCancel(context.Background())
-	sftTestHook = func(_ *Setup, step int, _ Metrics) {
+	hook := func(_ *Setup, step int, _ metrics.Metrics) {
 		if step == n {
 			cancel()
 		}
 	}
-	return ctx, func() { sftTestHook = nil; cancel() }
+	return ctx, hook, cancel
 }
 
 // Straight N steps vs. a run stopped after step 3 (checkpoint at 2) and
@@ -291,7 +292,7 @@ func stopAfter(n int) (context.Context, func()) {
 func TestSFTResumeBitIdentical(t *testing.T) {
 	for _, mode := range []string{"lora", "full"} {
 		t.Run(mode, func(t *testing.T) {
-			mk := func(dir string) Config {
+			mk := func(dir string) config.Config {
 				c := tinyConfig(dir)
 				if mode == "full" {
 					c.LoRA.Enabled, c.Optim.LR, c.Optim.MaxSteps, c.EvalEvery = false, 3e-3, 4, 2
@@ -299,22 +300,22 @@ func TestSFTResumeBitIdentical(t *testing.T) {
 				return c
 			}
 			a, b := mk(t.TempDir()), mk(t.TempDir())
-			resA := runSFT(t, a, false)
-			ctx, done := stopAfter(3)
-			_, err := SFT(ctx, b, SFTOptions{Log: &bytes.Buffer{}})
+			resA := runSFT(t, a, false, nil)
+			ctx, hook, done := stopAfter(3)
+			_, err := SFT(ctx, b, SFTOptions{Log: &bytes.Buffer{}, AfterBackward: hook})
 			done()
 			if !errors.Is(err, context.Canceled) {
 				t.Fatalf("stopped run: %v", err)
 			}
-			if latest, _ := os.ReadFile(filepath.Join(b.Run.Dir, CheckpointsDir, LatestFile)); string(latest) != "step-000002\n" {
+			if latest, _ := os.ReadFile(filepath.Join(b.Run.Dir, ckpt.CheckpointsDir, ckpt.LatestFile)); string(latest) != "step-000002\n" {
 				t.Fatalf("latest after the stop: %q", latest)
 			}
-			resB := runSFT(t, b, true)
+			resB := runSFT(t, b, true, nil)
 			final := filepath.Base(resA.Checkpoint)
 			if filepath.Base(resB.Checkpoint) != final {
 				t.Fatalf("final checkpoints %s and %s", resA.Checkpoint, resB.Checkpoint)
 			}
-			files := []string{OptimizerFile, model.AdapterWeightsName}
+			files := []string{ckpt.OptimizerFile, model.AdapterWeightsName}
 			if mode == "full" {
 				files[1] = safetensors.SingleName
 			}
@@ -335,11 +336,11 @@ func TestSFTResumeBitIdentical(t *testing.T) {
 			if !(la[len(la)-1] < la[0]) {
 				t.Errorf("loss did not fall: %v", la)
 			}
-			ba, err := OpenCheckpoint(filepath.Join(a.Run.Dir, BestDir), -1)
+			ba, err := ckpt.OpenDir(filepath.Join(a.Run.Dir, ckpt.BestDir), -1)
 			if err != nil {
 				t.Fatal(err)
 			}
-			bb, err := OpenCheckpoint(filepath.Join(b.Run.Dir, BestDir), -1)
+			bb, err := ckpt.OpenDir(filepath.Join(b.Run.Dir, ckpt.BestDir), -1)
 			if err != nil || ba.State.Step != bb.State.Step || *ba.State.BestMetric != *bb.State.BestMetric {
 				t.Fatalf("best/: %+v vs %+v (%v)", ba.State, bb.State, err)
 			}
@@ -355,27 +356,27 @@ func TestSFTErrors(t *testing.T) {
 	dir := t.TempDir()
 	p := filepath.Join(dir, "c.yaml")
 	os.WriteFile(p, []byte("optim:\n  lr: 0.1\n  lrr: 0.2\n"), 0o644)
-	if _, err := Load(p, nil); err == nil || !strings.Contains(err.Error(), `unknown key "optim.lrr"`) || !strings.Contains(err.Error(), "c.yaml:3") {
+	if _, err := config.Load(p, nil); err == nil || !strings.Contains(err.Error(), `unknown key "optim.lrr"`) || !strings.Contains(err.Error(), "c.yaml:3") {
 		t.Errorf("unknown key: %v", err)
 	}
-	sft := func(cfg Config) error {
-		_, err := SFT(context.Background(), cfg, SFTOptions{Log: &bytes.Buffer{}})
+	sft := func(cfg config.Config, hook func(*Setup, int, metrics.Metrics)) error {
+		_, err := SFT(context.Background(), cfg, SFTOptions{Log: &bytes.Buffer{}, AfterBackward: hook})
 		return err
 	}
 	cfg := tinyConfig(filepath.Join(dir, "r1"))
 	cfg.Data.Train = filepath.Join(dir, "missing.jsonl")
-	if err := sft(cfg); err == nil || !strings.Contains(err.Error(), "missing.jsonl") || !strings.Contains(err.Error(), "data.train") {
+	if err := sft(cfg, nil); err == nil || !strings.Contains(err.Error(), "missing.jsonl") || !strings.Contains(err.Error(), "data.train") {
 		t.Errorf("missing dataset: %v", err)
 	}
 	empty := filepath.Join(dir, "empty.jsonl")
 	os.WriteFile(empty, nil, 0o644)
 	cfg.Data.Train = empty
-	if err := sft(cfg); err == nil || !strings.Contains(err.Error(), "no assistant targets") || !strings.Contains(err.Error(), "no records") {
+	if err := sft(cfg, nil); err == nil || !strings.Contains(err.Error(), "no assistant targets") || !strings.Contains(err.Error(), "no records") {
 		t.Errorf("empty dataset: %v", err)
 	}
 	cfg = tinyConfig(filepath.Join(dir, "r2"))
 	cfg.Model.MaxLen = 100 // every prompt is longer: no target token fits
-	if err := sft(cfg); err == nil || !strings.Contains(err.Error(), "no assistant targets") || !strings.Contains(err.Error(), "model.max_len = 100") {
+	if err := sft(cfg, nil); err == nil || !strings.Contains(err.Error(), "no assistant targets") || !strings.Contains(err.Error(), "model.max_len = 100") {
 		t.Errorf("dataset without targets: %v", err)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "r2", ConfigFile)); err == nil {
@@ -384,18 +385,17 @@ func TestSFTErrors(t *testing.T) {
 
 	cfg = tinyConfig(filepath.Join(dir, "nan"))
 	cfg.Checkpoint.Every = 1
-	sftTestHook = func(_ *Setup, step int, m Metrics) {
+	nan := func(_ *Setup, step int, m metrics.Metrics) {
 		if step == 3 {
 			m["loss"] = math.NaN()
 		}
 	}
-	defer func() { sftTestHook = nil }()
-	err := sft(cfg)
-	var nf *NonFiniteError
+	err := sft(cfg, nan)
+	var nf *metrics.NonFiniteError
 	if !errors.As(err, &nf) || nf.Step != 3 || nf.LastGood != "step-000002" || !strings.Contains(err.Error(), "loss is NaN") {
 		t.Fatalf("NaN loss: %v", err)
 	}
-	ck, err := NewCheckpointer(cfg.Run.Dir, 0)
+	ck, err := ckpt.New(cfg.Run.Dir, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -417,7 +417,7 @@ func TestSFTAdapterRoundTrip(t *testing.T) {
 	cfg.Optim.MaxSteps, cfg.Optim.GradAccum, cfg.Checkpoint.Every, cfg.Checkpoint.KeepLast = 3, 1, 2, 0
 	var trained, base *model.Outputs
 	var seqs [][]int32
-	sftTestHook = func(s *Setup, step int, _ Metrics) {
+	hook := func(s *Setup, step int, _ metrics.Metrics) {
 		if step != 3 { // the weights of step-000002: two updates done
 			return
 		}
@@ -432,12 +432,11 @@ func TestSFTAdapterRoundTrip(t *testing.T) {
 			t.Error(err)
 		}
 	}
-	defer func() { sftTestHook = nil }()
-	runSFT(t, cfg, false)
+	runSFT(t, cfg, false, hook)
 	if trained == nil {
 		t.Fatal("the hook did not run")
 	}
-	ck := filepath.Join(cfg.Run.Dir, CheckpointsDir, "step-000002")
+	ck := filepath.Join(cfg.Run.Dir, ckpt.CheckpointsDir, "step-000002")
 	back, err := model.Open(cfg.Model.Path, kernels.NewCPU(), model.Options{Adapter: ck, MaxLen: cfg.Model.MaxLen})
 	if err != nil {
 		t.Fatal(err)
@@ -481,7 +480,7 @@ func TestSFTConfigs(t *testing.T) {
 		if first, _, _ := strings.Cut(string(raw), "\n"); first != "# train sft --config configs/"+name {
 			t.Errorf("%s: first line %q", name, first)
 		}
-		c, err := Load(p, []string{"algo=sft"})
+		c, err := config.Load(p, []string{"algo=sft"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -495,11 +494,11 @@ func TestSFTConfigs(t *testing.T) {
 		}
 	}
 	t.Chdir("..")
-	c, err := Load("configs/sft-tiny.yaml", []string{"algo=sft", "run.dir=" + t.TempDir(), "optim.max_steps=2", "eval_every=2", "rollout.max_new_tokens=4"})
+	c, err := config.Load("configs/sft-tiny.yaml", []string{"algo=sft", "run.dir=" + t.TempDir(), "optim.max_steps=2", "eval_every=2", "rollout.max_new_tokens=4"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	res := runSFT(t, c, false)
+	res := runSFT(t, c, false, nil)
 	if res.Steps != 2 || res.Best == nil {
 		t.Fatalf("sft-tiny: %+v", res)
 	}

@@ -20,7 +20,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/argrl/argrl/trainer"
+	"github.com/argrl/argrl/trainer/metrics"
 )
 
 func main() {
@@ -32,7 +32,7 @@ func main() {
 	}
 	cpu, err := trainLines(flag.Arg(0))
 	if err == nil {
-		var gpu map[int]trainer.Metrics
+		var gpu map[int]metrics.Metrics
 		if gpu, err = trainLines(flag.Arg(1)); err == nil {
 			err = compare(os.Stdout, cpu, gpu, *tol)
 		}
@@ -44,12 +44,12 @@ func main() {
 }
 
 // trainLines returns the "train" lines of RUN/metrics.jsonl by step.
-func trainLines(run string) (map[int]trainer.Metrics, error) {
-	recs, err := trainer.ReadMetrics(filepath.Join(run, trainer.MetricsFile))
+func trainLines(run string) (map[int]metrics.Metrics, error) {
+	recs, err := metrics.Read(filepath.Join(run, metrics.File))
 	if err != nil {
 		return nil, err
 	}
-	out := map[int]trainer.Metrics{}
+	out := map[int]metrics.Metrics{}
 	for _, r := range recs {
 		if r.Kind == "train" {
 			out[r.Step] = r.Values
@@ -62,7 +62,7 @@ func trainLines(run string) (map[int]trainer.Metrics, error) {
 }
 
 // compare prints the table and returns an error when the runs disagree.
-func compare(w *os.File, cpu, gpu map[int]trainer.Metrics, tol float64) error {
+func compare(w *os.File, cpu, gpu map[int]metrics.Metrics, tol float64) error {
 	var steps []int
 	for s := range cpu {
 		if _, ok := gpu[s]; !ok {
@@ -108,7 +108,7 @@ func compare(w *os.File, cpu, gpu map[int]trainer.Metrics, tol float64) error {
 	return nil
 }
 
-func throughputKeys(runs ...map[int]trainer.Metrics) []string {
+func throughputKeys(runs ...map[int]metrics.Metrics) []string {
 	seen := map[string]bool{}
 	for _, r := range runs {
 		for _, m := range r {
@@ -127,7 +127,7 @@ func throughputKeys(runs ...map[int]trainer.Metrics) []string {
 	return ks
 }
 
-func mean(r map[int]trainer.Metrics, k string) float64 {
+func mean(r map[int]metrics.Metrics, k string) float64 {
 	s, n := 0.0, 0
 	for _, m := range r {
 		if v, ok := m[k]; ok {

@@ -4,14 +4,14 @@ import (
 	"os"
 	"testing"
 
-	"github.com/argrl/argrl/trainer"
+	"github.com/argrl/argrl/trainer/metrics"
 )
 
 func TestCompare(t *testing.T) {
-	run := func(losses ...float64) map[int]trainer.Metrics {
-		m := map[int]trainer.Metrics{}
+	run := func(losses ...float64) map[int]metrics.Metrics {
+		m := map[int]metrics.Metrics{}
 		for i, l := range losses {
-			m[i+1] = trainer.Metrics{"loss": l, "tokens_per_s": 100}
+			m[i+1] = metrics.Metrics{"loss": l, "tokens_per_s": 100}
 		}
 		return m
 	}

@@ -6,9 +6,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/argrl/argrl/trainer"
+	"github.com/argrl/argrl/trainer/config"
 )
 
-// runFlags are the flags every training subcommand shares (REFERENCE §8).
+// runFlags are the flags every training subcommand shares (docs/contracts.md §8).
 type runFlags struct {
 	config        string
 	sets          []string
@@ -26,21 +27,21 @@ func addRunFlags(cmd *cobra.Command, f *runFlags) {
 }
 
 // loadRunConfig loads and validates the config for algo.
-func loadRunConfig(algo string, f *runFlags) (trainer.Config, error) {
+func loadRunConfig(algo string, f *runFlags) (config.Config, error) {
 	if f.config == "" {
-		return trainer.Config{}, fmt.Errorf("%s: --config is required", algo)
+		return config.Config{}, fmt.Errorf("%s: --config is required", algo)
 	}
 	sets := append([]string{"algo=" + algo}, f.sets...)
 	if f.resumeFrom != "" {
 		sets = append(sets, "checkpoint.resume_from="+f.resumeFrom)
 		f.resume = true
 	}
-	return trainer.Load(f.config, sets)
+	return config.Load(f.config, sets)
 }
 
 // printDebugTemplate is --debug-template: the first training record as the
 // model sees it, without loading the weights.
-func printDebugTemplate(cmd *cobra.Command, cfg trainer.Config) error {
+func printDebugTemplate(cmd *cobra.Command, cfg config.Config) error {
 	s, err := trainer.NewSetup(cfg, trainer.SetupOptions{NoModel: true, Log: cmd.ErrOrStderr()})
 	if err != nil {
 		return err

@@ -7,13 +7,14 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/argrl/argrl/trainer"
+	"github.com/argrl/argrl/trainer/config"
 )
 
 // train grpo --config F [--set k=v]... [--resume | --resume-from step-NNNNNN] [--debug-template]
 //
-// Group-relative policy optimization (REFERENCE §5, trainer/grpo.go).
+// Group-relative policy optimization (docs/contracts.md §5, trainer/grpo.go).
 // Progress and messages go to stderr; run.dir receives config.yaml,
-// metrics.jsonl, checkpoints/ and best/ (REFERENCE §7).
+// metrics.jsonl, checkpoints/ and best/ (docs/contracts.md §7).
 func init() {
 	root.AddCommand(rlCommand("grpo", "GRPO: G sampled responses per prompt, group-normalized rewards, β on argument tokens, KL to a reference",
 		`GRPO on model.path (or on the SFT adapter init.adapter, merged or kept
@@ -31,7 +32,7 @@ bit-identical to a run that never stopped.`, trainer.GRPO))
 }
 
 // rlCommand builds `train grpo` or `train ppo`.
-func rlCommand(algo, short, long string, run func(context.Context, trainer.Config, trainer.RLOptions) (*trainer.RLResult, error)) *cobra.Command {
+func rlCommand(algo, short, long string, run func(context.Context, config.Config, trainer.RLOptions) (*trainer.RLResult, error)) *cobra.Command {
 	var f runFlags
 	cmd := &cobra.Command{
 		Use:   algo + " --config F [--set k=v]... [--resume | --resume-from step-NNNNNN] [--debug-template]",

@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/argrl/argrl/trainer"
+	"github.com/argrl/argrl/trainer/metrics"
 )
 
 // train plot RUN [--out DIR]: PNG curves of RUN/metrics.jsonl (loss, lr,
@@ -23,7 +23,7 @@ func init() {
 			if out == "" {
 				out = filepath.Join(run, "plots")
 			}
-			files, err := trainer.Plot(filepath.Join(run, trainer.MetricsFile), out)
+			files, err := metrics.Plot(filepath.Join(run, metrics.File), out)
 			if err != nil {
 				return err
 			}

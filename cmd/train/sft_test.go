@@ -14,7 +14,8 @@ import (
 	"time"
 
 	"github.com/argrl/argrl/model"
-	"github.com/argrl/argrl/trainer"
+	"github.com/argrl/argrl/trainer/ckpt"
+	"github.com/argrl/argrl/trainer/metrics"
 )
 
 // TestMain lets the tests run this test binary as `train` in a subprocess
@@ -112,7 +113,7 @@ func TestSFTCommandErrors(t *testing.T) {
 			}
 		}
 		if c.name == "NaN loss" {
-			ck, err := trainer.NewCheckpointer(run, 0)
+			ck, err := ckpt.New(run, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -156,7 +157,7 @@ func TestSFTKillDuringCheckpointResume(t *testing.T) {
 	}
 	killed := filepath.Join(dir, "killed")
 	cfg := sftYAML(t, killed, "")
-	ckDir := filepath.Join(killed, trainer.CheckpointsDir)
+	ckDir := filepath.Join(killed, ckpt.CheckpointsDir)
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))
 	midWrite, kills := 0, 0
 	var history []string
@@ -165,7 +166,7 @@ func TestSFTKillDuringCheckpointResume(t *testing.T) {
 			t.Fatalf("no completion after %d attempts", attempt)
 		}
 		args := []string{"sft", "--config", cfg}
-		if b, _ := os.ReadFile(filepath.Join(ckDir, trainer.LatestFile)); len(b) > 0 {
+		if b, _ := os.ReadFile(filepath.Join(ckDir, ckpt.LatestFile)); len(b) > 0 {
 			args = append(args, "--resume")
 		}
 		if midWrite >= 3 && strings.Contains(strings.Join(history, " "), "--resume→kill") { // enough kills: let it finish
@@ -185,7 +186,7 @@ func TestSFTKillDuringCheckpointResume(t *testing.T) {
 		// Let k−1 checkpoint writes (.tmp-step-*) pass, and kill a random
 		// 0–3 ms after the k-th one starts.
 		done0 := 0 // steps already checkpointed
-		if b, err := os.ReadFile(filepath.Join(ckDir, trainer.LatestFile)); err == nil {
+		if b, err := os.ReadFile(filepath.Join(ckDir, ckpt.LatestFile)); err == nil {
 			fmt.Sscanf(string(b), "step-%d", &done0)
 		}
 		k, seen, exited := 1+rng.IntN(max(1, min(3, 8-done0-1))), map[string]bool{}, false
@@ -210,7 +211,7 @@ func TestSFTKillDuringCheckpointResume(t *testing.T) {
 					if tmpCheckpoint(ckDir) != "" {
 						midWrite++ // the kill left a partial checkpoint behind
 					}
-					latest, _ := os.ReadFile(filepath.Join(ckDir, trainer.LatestFile))
+					latest, _ := os.ReadFile(filepath.Join(ckDir, ckpt.LatestFile))
 					mode := "fresh"
 					if args[len(args)-1] == "--resume" {
 						mode = "--resume"
@@ -228,8 +229,8 @@ func TestSFTKillDuringCheckpointResume(t *testing.T) {
 	if midWrite == 0 {
 		t.Fatalf("%d kills, none in the middle of a checkpoint write", kills)
 	}
-	for _, f := range []string{model.AdapterWeightsName, trainer.OptimizerFile} {
-		a, _ := os.ReadFile(filepath.Join(straight, trainer.CheckpointsDir, "step-000008", f))
+	for _, f := range []string{model.AdapterWeightsName, ckpt.OptimizerFile} {
+		a, _ := os.ReadFile(filepath.Join(straight, ckpt.CheckpointsDir, "step-000008", f))
 		b, _ := os.ReadFile(filepath.Join(ckDir, "step-000008", f))
 		if len(a) == 0 || !bytes.Equal(a, b) {
 			t.Errorf("%s differs after %d kills (%d bytes vs %d)", f, kills, len(a), len(b))
@@ -262,7 +263,7 @@ func TestSFTKillDuringCheckpointResume(t *testing.T) {
 	if _, stderr, code = runTrain(t, "sft", "--config", cfg, "--resume", "--set", "checkpoint.fallback=true"); code != 0 || !strings.Contains(stderr, "falling back to step-000007") {
 		t.Fatalf("fallback: exit %d\n%s", code, stderr)
 	}
-	a, _ := os.ReadFile(filepath.Join(straight, trainer.CheckpointsDir, "step-000008", model.AdapterWeightsName))
+	a, _ := os.ReadFile(filepath.Join(straight, ckpt.CheckpointsDir, "step-000008", model.AdapterWeightsName))
 	if b, _ := os.ReadFile(final); !bytes.Equal(a, b) {
 		t.Errorf("after the fallback, the retrained step-000008 adapter differs")
 	}
@@ -282,7 +283,7 @@ func tmpCheckpoint(dir string) string {
 
 func losses(t *testing.T, run string) []float64 {
 	t.Helper()
-	recs, err := trainer.ReadMetrics(filepath.Join(run, trainer.MetricsFile))
+	recs, err := metrics.Read(filepath.Join(run, metrics.File))
 	if err != nil {
 		t.Fatal(err)
 	}

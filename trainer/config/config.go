@@ -1,0 +1,311 @@
+// Package config is a training run's configuration: the Config struct with
+// every key's default (Default), strict loading from a YAML file, ARGRL_*
+// environment variables and --set flags (Load, load.go), and the checks a
+// type cannot express (Validate, ValidateRL). Key names follow
+// docs/contracts.md §5–§8.
+package config
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/argrl/argrl/reward"
+	"github.com/argrl/argrl/reward/judge"
+	"github.com/argrl/argrl/trainer/ckpt"
+)
+
+// Config is the whole run configuration. Every key has its default in
+// Default(); a YAML file only overrides. Key names follow docs/contracts.md §5–§8.
+type Config struct {
+	Algo      string `yaml:"algo"`       // sft | grpo | ppo (set by the subcommand)
+	Format    string `yaml:"format"`     // output format: tool_call | pythonic | reason_tool
+	Judge     string `yaml:"judge"`      // language judge: builtin | http
+	LossAgg   string `yaml:"loss_agg"`   // token-mean | seq-mean-token-mean | seq-mean-token-sum-norm
+	EvalEvery int    `yaml:"eval_every"` // validation every N optimizer steps (0: only at the end)
+
+	Run         RunConfig         `yaml:"run"`
+	Model       ModelConfig       `yaml:"model"`
+	Data        DataConfig        `yaml:"data"`
+	LoRA        LoRAConfig        `yaml:"lora"`
+	Optim       OptimConfig       `yaml:"optim"`
+	Rollout     RolloutConfig     `yaml:"rollout"`
+	Reward      RewardConfig      `yaml:"reward"`
+	TokenWeight TokenWeightConfig `yaml:"token_weight"`
+	KL          KLConfig          `yaml:"kl"`
+	Ref         RefConfig         `yaml:"ref"`
+	Adv         AdvConfig         `yaml:"adv"`
+	Clip        ClipConfig        `yaml:"clip"`
+	PPO         PPOConfig         `yaml:"ppo"`
+	Init        InitConfig        `yaml:"init"`
+	Checkpoint  CheckpointConfig  `yaml:"checkpoint"`
+}
+
+// RunConfig names the run directory and its seed.
+type RunConfig struct {
+	Dir  string `yaml:"dir"`  // RUN directory (config.yaml, metrics.jsonl, checkpoints/)
+	Seed int64  `yaml:"seed"` // master seed: data order, LoRA init, dropout, sampling
+}
+
+// ModelConfig points at a Hugging Face model directory.
+type ModelConfig struct {
+	Path     string `yaml:"path"`     // directory with config.json, *.safetensors, tokenizer.json
+	Template string `yaml:"template"` // chat template; "" picks it from the model family
+	Backend  string `yaml:"backend"`  // kernels backend: cpu | cuda
+	MaxLen   int    `yaml:"max_len"`  // longest prompt+response in tokens
+	// Init is pretrained (the weights in path) or random: fresh weights
+	// for path's config.json, seeded by run.seed, as Hugging Face
+	// initializes them (normal(0, initializer_range) matrices, unit norms,
+	// zero biases): the demo's base model trained from scratch.
+	Init string `yaml:"init"`
+	// Tokenizer is a tokenizer.json file or a directory holding one
+	// ("" = path).
+	Tokenizer string `yaml:"tokenizer"`
+	// System is the system prompt of records without one ("" = the chat
+	// template's default).
+	System string `yaml:"system"`
+}
+
+// DataConfig names the JSONL files (docs/contracts.md §1).
+type DataConfig struct {
+	Train string `yaml:"train"`
+	Val   string `yaml:"val"`
+	Test  string `yaml:"test"`
+	// ValMax caps the validation records scored at each evaluation (0: all).
+	ValMax int `yaml:"val_max"`
+	// BucketWindow: records are sorted by length within windows of this
+	// many optimizer steps' worth of records, so micro-batches pad little
+	// (0 or 1: plain shuffle; 64 is close to HF's group_by_length mega-batch
+	// of 50). See trainer/batch.
+	BucketWindow int `yaml:"bucket_window"`
+}
+
+// LoRAConfig: W x + (α/r)·B A x on the target linear layers.
+type LoRAConfig struct {
+	Enabled bool     `yaml:"enabled"` // false: full fine-tuning
+	R       int      `yaml:"r"`
+	Alpha   float64  `yaml:"alpha"`
+	Dropout float64  `yaml:"dropout"`
+	Targets []string `yaml:"targets"` // subset of q,k,v,o,gate,up,down (HF *_proj names also accepted)
+}
+
+// OptimConfig: AdamW with cosine schedule and linear warm-up.
+type OptimConfig struct {
+	LR          float64 `yaml:"lr"`
+	Beta1       float64 `yaml:"beta1"`
+	Beta2       float64 `yaml:"beta2"`
+	Eps         float64 `yaml:"eps"`
+	WeightDecay float64 `yaml:"weight_decay"`
+	WarmupRatio float64 `yaml:"warmup_ratio"` // fraction of total steps
+	Schedule    string  `yaml:"schedule"`     // cosine | constant | linear
+	MinLRRatio  float64 `yaml:"min_lr_ratio"` // floor of the decay, as a fraction of lr
+	GradClip    float64 `yaml:"grad_clip"`    // max global grad norm (0: off)
+	BatchSize   int     `yaml:"batch_size"`   // sequences (SFT) or prompts (RL) per micro-batch
+	GradAccum   int     `yaml:"grad_accum"`   // micro-batches per optimizer step
+	Epochs      int     `yaml:"epochs"`
+	MaxSteps    int     `yaml:"max_steps"` // 0: run the epochs
+}
+
+// RolloutConfig: sampling for GRPO/PPO (docs/contracts.md §5) and evaluation.
+type RolloutConfig struct {
+	G            int      `yaml:"g"` // samples per prompt (PPO uses 1)
+	Temperature  float64  `yaml:"temperature"`
+	TopP         float64  `yaml:"top_p"`
+	TopK         int      `yaml:"top_k"`
+	MaxNewTokens int      `yaml:"max_new_tokens"`
+	Stop         []string `yaml:"stop"` // extra stop strings
+}
+
+// RewardConfig selects a reward model by name (docs/contracts.md §4) and carries
+// the reward package's settings (reward.Config; format and judge are the
+// top-level keys). Zero values take the reward package's defaults.
+type RewardConfig struct {
+	Name            string                  `yaml:"name"`              // rm1 | rm2 | rm3 | decomposed | binary | r2if
+	RejectString    string                  `yaml:"reject_string"`     // no-call answer ("" = format.DefaultRejectString)
+	ALCThreshold    float64                 `yaml:"alc_threshold"`     // ALC passes at ALC_cont ≥ this, RM-2 scale (0 = 1.8)
+	ALCRequiredOnly bool                    `yaml:"alc_required_only"` // judge only schema-required textual arguments
+	NoTextScore     float64                 `yaml:"no_text_score"`     // ALC_cont of a turn without textual arguments (0 = top of scale)
+	JudgeHTTP       judge.HTTPConfig        `yaml:"judge_http"`        // judge: http endpoint
+	Decomposed      reward.DecomposedConfig `yaml:"decomposed"`        // paper 001's weights (zero = defaults)
+	R2IF            reward.R2IFConfig       `yaml:"r2if"`              // R2IF weights, K, similarity (zero = defaults)
+	Student         StudentConfig           `yaml:"student"`           // r2if's CER student model
+}
+
+// StudentConfig is R2IF's CER student (papers 002/003): the rollout engine
+// on this checkpoint samples reward.r2if.k continuations.
+type StudentConfig struct {
+	Path      string `yaml:"path"`      // model directory ("" = model.path, the frozen base with LoRA off)
+	Adapter   string `yaml:"adapter"`   // optional PEFT adapter for the student
+	Tokenizer string `yaml:"tokenizer"` // the student's tokenizer ("" = path)
+	Template  string `yaml:"template"`  // the student's chat template ("" = its model family)
+}
+
+// TokenWeightConfig: w_t = β on argument-value tokens, 1 elsewhere.
+type TokenWeightConfig struct {
+	Beta float64 `yaml:"beta"`
+}
+
+// KLConfig: KL to the reference in the loss.
+type KLConfig struct {
+	Coef      float64 `yaml:"coef"`
+	Estimator string  `yaml:"estimator"` // k1 | k2 | k3
+}
+
+// RefConfig: the frozen reference policy.
+type RefConfig struct {
+	Path        string `yaml:"path"`         // "" = the base with LoRA switched off
+	UpdateEvery int    `yaml:"update_every"` // N > 0: lagged copy of the policy every N steps
+}
+
+// AdvConfig: group advantage normalization.
+type AdvConfig struct {
+	NormByStd bool    `yaml:"norm_by_std"` // false: Dr.GRPO
+	Delta     float64 `yaml:"delta"`
+}
+
+// ClipConfig: PPO-style ratio clipping bounds.
+type ClipConfig struct {
+	EpsLow  float64 `yaml:"eps_low"`
+	EpsHigh float64 `yaml:"eps_high"`
+}
+
+// PPOConfig: passes over each rollout batch, and the critic.
+type PPOConfig struct {
+	Epochs    int     `yaml:"epochs"`     // ppo_epochs: passes over the rollout batch (GRPO too)
+	MiniBatch int     `yaml:"mini_batch"` // sequences per mini-batch (0: whole batch)
+	Gamma     float64 `yaml:"gamma"`
+	Lambda    float64 `yaml:"lambda"`
+	VfCoef    float64 `yaml:"vf_coef"`
+	ValueClip float64 `yaml:"value_clip"`
+}
+
+// InitConfig: start RL from an SFT adapter.
+type InitConfig struct {
+	Adapter string `yaml:"adapter"` // e.g. RUN/best
+	Merge   bool   `yaml:"merge"`   // merge into the weights (true) or keep it trainable
+}
+
+// CheckpointConfig: docs/contracts.md §7.
+type CheckpointConfig struct {
+	Every    int `yaml:"every"`     // optimizer steps between checkpoints
+	KeepLast int `yaml:"keep_last"` // 0: keep all; best/ is never deleted
+	// ResumeFrom names the checkpoint --resume continues from, e.g.
+	// step-000100 ("" = the one RUN/checkpoints/latest names).
+	ResumeFrom string `yaml:"resume_from"`
+	// Fallback lets --resume skip a corrupt or partial checkpoint and use
+	// the newest older complete one (false: refuse with an error).
+	Fallback bool `yaml:"fallback"`
+	// BestMetric is the eval metric (higher is better) that selects RUN/best.
+	BestMetric string `yaml:"best_metric"`
+}
+
+// Default returns every key's default (docs/contracts.md §5–§6, paper 001's SFT
+// hyper-parameters, paper 000's sampling).
+func Default() Config {
+	return Config{
+		Algo: "sft", Format: "tool_call", Judge: "builtin", LossAgg: "token-mean", EvalEvery: 50,
+		Run:   RunConfig{Dir: "runs/default", Seed: 1},
+		Model: ModelConfig{Backend: "cpu", MaxLen: 2048, Init: "pretrained"},
+		Data:  DataConfig{BucketWindow: 64},
+		LoRA: LoRAConfig{Enabled: true, R: 32, Alpha: 64, Dropout: 0.05,
+			Targets: []string{"q", "k", "v", "o", "gate", "up", "down"}},
+		Optim: OptimConfig{LR: 1e-4, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, WeightDecay: 0.0,
+			WarmupRatio: 0.05, Schedule: "cosine", GradClip: 1.0, BatchSize: 8, GradAccum: 1, Epochs: 2},
+		Rollout: RolloutConfig{G: 8, Temperature: 0.6, TopP: 0.95, MaxNewTokens: 512},
+		Reward: RewardConfig{Name: "rm3", ALCThreshold: reward.DefaultConfig().ALCThreshold,
+			Decomposed: reward.DefaultConfig().Decomposed, R2IF: reward.DefaultConfig().R2IF},
+		TokenWeight: TokenWeightConfig{Beta: 1},
+		KL:          KLConfig{Coef: 0.001, Estimator: "k3"},
+		Adv:         AdvConfig{NormByStd: true, Delta: 1e-6},
+		Clip:        ClipConfig{EpsLow: 0.2, EpsHigh: 0.2},
+		PPO:         PPOConfig{Epochs: 1, Gamma: 1.0, Lambda: 0.95, VfCoef: 0.5, ValueClip: 0.2},
+		Checkpoint:  CheckpointConfig{Every: 100, KeepLast: 3, BestMetric: "fcm"},
+	}
+}
+
+// Load returns Default() overridden by the file, ARGRL_* env and sets, then
+// validated.
+func Load(path string, sets []string) (Config, error) {
+	c := Default()
+	if err := loadInto(&c, path, sets); err != nil {
+		return c, err
+	}
+	if err := c.Validate(); err != nil {
+		if path != "" {
+			return c, fmt.Errorf("%s: %w", path, err)
+		}
+		return c, err
+	}
+	return c, nil
+}
+
+// Validate checks values that a type cannot express, naming the key and
+// listing the valid choices.
+func (c *Config) Validate() error {
+	var errs []string
+	oneOf := func(key, v string, valid ...string) {
+		for _, s := range valid {
+			if v == s {
+				return
+			}
+		}
+		errs = append(errs, fmt.Sprintf("key %q: %q is not one of %s", key, v, strings.Join(valid, ", ")))
+	}
+	positive := func(key string, v float64) {
+		if !(v > 0) {
+			errs = append(errs, fmt.Sprintf("key %q: must be > 0, got %v", key, v))
+		}
+	}
+	oneOf("algo", c.Algo, "sft", "grpo", "ppo")
+	oneOf("format", c.Format, "tool_call", "pythonic", "reason_tool")
+	oneOf("judge", c.Judge, "builtin", "http")
+	oneOf("loss_agg", c.LossAgg, "token-mean", "seq-mean-token-mean", "seq-mean-token-sum-norm")
+	oneOf("reward.name", c.Reward.Name, "rm1", "rm2", "rm3", "decomposed", "binary", "r2if")
+	oneOf("kl.estimator", c.KL.Estimator, "k1", "k2", "k3")
+	oneOf("optim.schedule", c.Optim.Schedule, "cosine", "constant", "linear")
+	oneOf("model.init", c.Model.Init, "pretrained", "random")
+	positive("token_weight.beta", c.TokenWeight.Beta)
+	positive("optim.lr", c.Optim.LR)
+	if c.LoRA.Enabled {
+		positive("lora.r", float64(c.LoRA.R))
+		positive("lora.alpha", c.LoRA.Alpha)
+		if c.LoRA.Dropout < 0 || c.LoRA.Dropout >= 1 {
+			errs = append(errs, fmt.Sprintf("key \"lora.dropout\": must be in [0,1), got %v", c.LoRA.Dropout))
+		}
+	}
+	if c.Optim.BatchSize < 1 || c.Optim.GradAccum < 1 {
+		errs = append(errs, "keys \"optim.batch_size\" and \"optim.grad_accum\" must be ≥ 1")
+	}
+	if c.Rollout.G < 1 {
+		errs = append(errs, fmt.Sprintf("key \"rollout.g\": must be ≥ 1, got %d", c.Rollout.G))
+	}
+	if c.Rollout.TopP <= 0 || c.Rollout.TopP > 1 {
+		errs = append(errs, fmt.Sprintf("key \"rollout.top_p\": must be in (0,1], got %v", c.Rollout.TopP))
+	}
+	if c.Rollout.Temperature < 0 {
+		errs = append(errs, fmt.Sprintf("key \"rollout.temperature\": must be ≥ 0, got %v", c.Rollout.Temperature))
+	}
+	if c.Clip.EpsLow < 0 || c.Clip.EpsHigh < 0 {
+		errs = append(errs, "keys \"clip.eps_low\"/\"clip.eps_high\" must be ≥ 0")
+	}
+	if c.Checkpoint.Every < 0 || c.Checkpoint.KeepLast < 0 || c.Data.BucketWindow < 0 {
+		errs = append(errs, "keys \"checkpoint.every\", \"checkpoint.keep_last\" and \"data.bucket_window\" must be ≥ 0")
+	}
+	if r := c.Checkpoint.ResumeFrom; r != "" {
+		if _, ok := ckpt.ParseStepName(r); !ok {
+			errs = append(errs, fmt.Sprintf("key \"checkpoint.resume_from\": %q is not a checkpoint name like step-000100", r))
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("invalid config: %s", strings.Join(errs, "; "))
+	}
+	return nil
+}
+
+// TotalSteps is the run's optimizer steps: optim.max_steps when set, else
+// optim.epochs × stepsPerEpoch.
+func (c OptimConfig) TotalSteps(stepsPerEpoch int) int {
+	if c.MaxSteps > 0 {
+		return c.MaxSteps
+	}
+	return c.Epochs * stepsPerEpoch
+}

@@ -1,0 +1,66 @@
+package config
+
+import (
+	"fmt"
+	"strings"
+)
+
+// ValidateRL checks the keys GRPO and PPO read beyond Validate's, naming
+// each key and its valid range.
+func (c *Config) ValidateRL() error {
+	if err := c.Validate(); err != nil {
+		return err
+	}
+	var errs []string
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Sprintf(format, args...)) }
+	if c.Algo != "grpo" && c.Algo != "ppo" {
+		bad("key \"algo\": %q is not an RL algorithm (grpo, ppo)", c.Algo)
+	}
+	if c.Rollout.MaxNewTokens < 1 {
+		bad("key \"rollout.max_new_tokens\": must be ≥ 1, got %d", c.Rollout.MaxNewTokens)
+	}
+	if c.Rollout.TopK < 0 {
+		bad("key \"rollout.top_k\": must be ≥ 0, got %d", c.Rollout.TopK)
+	}
+	if c.PPO.Epochs < 1 {
+		bad("key \"ppo.epochs\": must be ≥ 1, got %d", c.PPO.Epochs)
+	}
+	if c.PPO.MiniBatch < 0 {
+		bad("key \"ppo.mini_batch\": must be ≥ 0 (0: the whole step), got %d", c.PPO.MiniBatch)
+	}
+	for _, k := range []struct {
+		key string
+		v   float64
+	}{{"ppo.gamma", c.PPO.Gamma}, {"ppo.lambda", c.PPO.Lambda}} {
+		if !(k.v >= 0 && k.v <= 1) {
+			bad("key %q: must be in [0,1], got %v", k.key, k.v)
+		}
+	}
+	for _, k := range []struct {
+		key string
+		v   float64
+	}{{"ppo.vf_coef", c.PPO.VfCoef}, {"ppo.value_clip", c.PPO.ValueClip}, {"kl.coef", c.KL.Coef}, {"adv.delta", c.Adv.Delta}} {
+		if !(k.v >= 0) {
+			bad("key %q: must be ≥ 0, got %v", k.key, k.v)
+		}
+	}
+	if c.Ref.UpdateEvery < 0 {
+		bad("key \"ref.update_every\": must be ≥ 0 (0: a frozen reference), got %d", c.Ref.UpdateEvery)
+	}
+	if c.Ref.Path != "" && c.Ref.UpdateEvery > 0 {
+		bad("keys \"ref.path\" and \"ref.update_every\" exclude each other (a lagged reference is a copy of the policy)")
+	}
+	if c.Init.Adapter != "" && !c.LoRA.Enabled && !c.Init.Merge {
+		bad("key \"init.adapter\" kept trainable (init.merge: false) needs lora.enabled: true; set init.merge: true for full fine-tuning")
+	}
+	if c.Reward.Name == "r2if" && c.Format != "reason_tool" {
+		bad("key \"reward.name\": r2if reads the <reason> block: it needs format: reason_tool, got %q", c.Format)
+	}
+	if c.Reward.Student.Path != "" && c.Reward.Name != "r2if" {
+		bad("key \"reward.student.path\" is only used by reward.name: r2if")
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("invalid config: %s", strings.Join(errs, "; "))
+	}
+	return nil
+}

@@ -1,0 +1,461 @@
+package trainer
+
+// The machinery GRPO and PPO share (grpo.go and ppo.go read top to bottom
+// and call these): the RL setup on top of the scaffold (run.go), rolling
+// out a step's prompts, scoring, reference log-probs, the
+// clipped-surrogate updates, the end of a step and evaluation. The maths
+// (advantages, weighting, the objective, the logged stats, the reference)
+// is trainer/rl.
+//
+// Batch vocabulary (verl's, mapped onto argrl's keys):
+//
+//	step        one RL iteration: P = optim.batch_size × optim.grad_accum
+//	            prompts from the Batcher, G rollouts each (PPO: G = 1), so
+//	            N = P·G rollouts. The LR schedule, eval_every,
+//	            checkpoint.every and optim.max_steps count steps.
+//	mini-batch  ppo.mini_batch rollouts, in rollout order (0: all N); one
+//	            optimizer update each, ppo.epochs passes over the step.
+//	micro-batch optim.batch_size prompts' rollouts (batch_size·G), one
+//	            model.Step each; gradients accumulate over a mini-batch's
+//	            micro-batches with mini-batch-wide loss weights (rl/loss.go).
+//
+// Dropout. The RL recipes train with LoRA dropout 0 whatever lora.dropout
+// says (as TRL's disable_dropout and verl), so the training forward of the
+// first mini-batch computes exactly the rollout's log-probs (ρ = 1).
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/argrl/argrl/model"
+	"github.com/argrl/argrl/reward"
+	"github.com/argrl/argrl/rollout"
+	"github.com/argrl/argrl/trainer/batch"
+	"github.com/argrl/argrl/trainer/ckpt"
+	"github.com/argrl/argrl/trainer/config"
+	"github.com/argrl/argrl/trainer/metrics"
+	"github.com/argrl/argrl/trainer/optim"
+	"github.com/argrl/argrl/trainer/rl"
+)
+
+// RLOptions are the command line's (and tests') additions to the config.
+type RLOptions struct {
+	Resume bool      // continue from checkpoint.resume_from or RUN/checkpoints/latest
+	Log    io.Writer // progress line and messages (nil: os.Stderr)
+	// Reward replaces the reward reward.name builds (tests: synthetic tasks).
+	Reward reward.Reward
+	// StopAfter > 0 ends the loop after that step without a final
+	// checkpoint, as a kill would (tests).
+	StopAfter int
+}
+
+// RLResult summarizes a finished run.
+type RLResult struct {
+	Steps      int
+	Checkpoint string    // the last checkpoint's directory
+	Best       *float64  // best checkpoint.best_metric
+	Rewards    []float64 // reward_mean of each step this process ran
+}
+
+// item is one rollout of a step.
+type item struct {
+	ex     *Example
+	sample rollout.Sample
+	seq    []int32 // prompt + response ids
+	start  int     // len(prompt)
+	res    *reward.Result
+	roll   rl.Rollout
+}
+
+// rlSpec is what GRPO or PPO asks of the shared setup.
+type rlSpec struct {
+	name   string // grpo | ppo
+	g      int    // rollouts per prompt
+	critic bool   // a value head on the trunk (PPO), saved as value_head.safetensors
+}
+
+// rlRun is a GRPO or PPO run: the scaffold and what RL adds to it.
+type rlRun struct {
+	*Run
+	rlSpec
+	eng     *rollout.Engine
+	params  rollout.Params // sampling; the seed is set per step
+	rw      reward.Reward
+	stu     *rl.Student // R2IF's CER student (nil: none)
+	ref     *rl.Reference
+	res     *RLResult
+	cleanup []func() // run by close, last first
+}
+
+// newRLRun prepares a GRPO or PPO run from cfg.
+func newRLRun(cfg config.Config, o RLOptions, spec rlSpec) (r *rlRun, err error) {
+	log := o.Log
+	if log == nil {
+		log = os.Stderr
+	}
+	algo := spec.name
+	r = &rlRun{rlSpec: spec, res: &RLResult{}}
+	defer func() {
+		if err != nil {
+			r.close()
+			r = nil
+		}
+	}()
+	if cfg.Algo != algo {
+		return nil, fmt.Errorf("%s: key \"algo\" is %q", algo, cfg.Algo)
+	}
+	if err := cfg.ValidateRL(); err != nil {
+		return nil, fmt.Errorf("%s: %w", algo, err)
+	}
+	if cfg.LoRA.Dropout != 0 {
+		fmt.Fprintf(log, "%s: lora.dropout %g is not used: RL trains without dropout so that ρ = 1 on-policy\n", algo, cfg.LoRA.Dropout)
+		cfg.LoRA.Dropout = 0
+	}
+
+	// ---- model, tokenizer, data; the SFT adapter merged or kept trainable.
+	scfg, so := cfg, SetupOptions{ValueHead: spec.critic, Log: log}
+	kept := cfg.Init.Adapter != "" && !cfg.Init.Merge
+	if kept {
+		so.Adapter = cfg.Init.Adapter
+	} else if cfg.Init.Adapter != "" {
+		tmp, err := os.MkdirTemp("", "argrl-merged-")
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", algo, err)
+		}
+		r.cleanup = append(r.cleanup, func() { os.RemoveAll(tmp) })
+		if err := rl.MergeAdapter(cfg.Model.Path, cfg.Init.Adapter, tmp); err != nil {
+			return nil, fmt.Errorf("%s: %w", algo, err)
+		}
+		scfg.Model.Path = tmp
+		if scfg.Model.Tokenizer == "" {
+			scfg.Model.Tokenizer = cfg.Model.Path
+		}
+		fmt.Fprintf(log, "%s: merged %s into %s; training fresh LoRA on the merged model\n", algo, cfg.Init.Adapter, cfg.Model.Path)
+	}
+	s, err := NewSetup(scfg, so)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", algo, err)
+	}
+	r.cleanup = append(r.cleanup, s.Close)
+	s.Config = cfg
+	s.Model.Dir = cfg.Model.Path
+	if r.Run, err = OpenRun(cfg, RunOptions{Name: algo, Resume: o.Resume, Log: log}); err != nil {
+		return nil, fmt.Errorf("%s: %w", algo, err)
+	}
+	P := cfg.Optim.BatchSize * cfg.Optim.GradAccum
+	if r.eng, err = rollout.New(s.Model, rollout.Options{Batch: max(r.g, min(64, P*r.g)), MaxLen: cfg.Model.MaxLen, Tokenizer: s.Tokenizer}); err != nil {
+		return nil, fmt.Errorf("%s: %w", algo, err)
+	}
+	r.params = rollout.Params{G: r.g, Temperature: float32(cfg.Rollout.Temperature), TopP: float32(cfg.Rollout.TopP),
+		TopK: cfg.Rollout.TopK, MaxNewTokens: cfg.Rollout.MaxNewTokens, Stop: cfg.Rollout.Stop,
+		StopIDs: rollout.StopIDs(s.Tokenizer, s.Model.Config)}
+
+	// ---- reward (and R2IF's student), reference; optimizer, batches, schedule; resume.
+	if r.rw = o.Reward; r.rw == nil {
+		rc := RewardPackageConfig(cfg)
+		if cfg.Reward.Name == "r2if" && rc.R2IF.WCER != 0 {
+			policy := rl.Policy{Model: s.Model, Engine: r.eng, Tokenizer: s.Tokenizer, Template: s.Template, Format: s.Format}
+			if r.stu, err = rl.NewStudent(cfg, policy); err != nil {
+				return nil, fmt.Errorf("%s: %w", algo, err)
+			}
+			rc.Student = r.stu
+		}
+		if r.rw, err = reward.Get(cfg.Reward.Name, rc); err != nil {
+			return nil, fmt.Errorf("%s: key \"reward.name\": %w", algo, err)
+		}
+	}
+	if r.ref, err = rl.NewReference(cfg, s.Model, s.Backend, kept); err != nil {
+		return nil, fmt.Errorf("%s: %w", algo, err)
+	}
+	var parts []Part
+	if spec.critic {
+		head := valueHead(s)
+		parts = append(parts, Part{
+			Save: func(dir string) error {
+				return ckpt.WriteParams(s.Backend, filepath.Join(dir, ckpt.ValueHeadFile), head)
+			},
+			Load: func(dir string) error {
+				return ckpt.ReadParams(s.Backend, filepath.Join(dir, ckpt.ValueHeadFile), head)
+			},
+		})
+	}
+	parts = append(parts, Part{Save: r.ref.Save, Load: r.ref.Load})
+	plens := make([]int, len(s.Train.Examples))
+	for i, ex := range s.Train.Examples {
+		plens[i] = ex.PromptLen
+	}
+	if err := r.Prepare(s, plens, parts...); err != nil {
+		return nil, fmt.Errorf("%s: %w", algo, err)
+	}
+	if err := r.Resume(); err != nil {
+		return nil, fmt.Errorf("%s: %w", algo, err)
+	}
+	r.res.Steps = r.Done
+	fmt.Fprintf(log, "%s: %d prompts, %d steps of %d prompts × %d rollouts, reward %s, β %g, reference %s, %s\n",
+		algo, len(s.Train.Examples), r.Total, P, r.g, r.rw.Name(), cfg.TokenWeight.Beta, r.ref.Kind(), modeName(cfg))
+	return r, nil
+}
+
+func (r *rlRun) close() {
+	if r == nil {
+		return
+	}
+	r.stu.Close()
+	r.ref.Close()
+	if r.eng != nil {
+		r.eng.Close()
+	}
+	if r.Run != nil {
+		r.Run.Close()
+	}
+	for i := len(r.cleanup) - 1; i >= 0; i-- {
+		r.cleanup[i]()
+	}
+}
+
+// valueHead is PPO's value head among the trainable params.
+func valueHead(s *Setup) []*model.Param {
+	var out []*model.Param
+	for _, p := range s.TrainableParams() {
+		if strings.HasPrefix(p.Name, "value_head.") {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// rollOut samples r.g responses for each of the step's prompts (rollout
+// seed: a hash of run.seed and the step) and returns them group by group.
+func (r *rlRun) rollOut(ctx context.Context, step int, recs []int, m metrics.Metrics) ([]*item, error) {
+	t0 := time.Now()
+	exs := r.Setup.Train.Examples
+	prompts := make([]rollout.Prompt, len(recs))
+	for i, k := range recs {
+		prompts[i] = rollout.Prompt{ID: exs[k].Rec.ID, IDs: exs[k].IDs[:exs[k].PromptLen]}
+	}
+	p := r.params
+	p.Seed = rl.StreamSeed(r.Config.Run.Seed, "rollout", step)
+	if r.Setup.Model.HasAdapters() { // the policy: adapters on
+		if err := r.Setup.Model.SetAdapters(true); err != nil {
+			return nil, err
+		}
+	}
+	groups, err := r.eng.Generate(ctx, prompts, p)
+	if err != nil {
+		return nil, fmt.Errorf("rollout: %w", err)
+	}
+	var items []*item
+	var lens []int
+	var trunc []bool
+	newTok := 0
+	for gi, g := range groups {
+		ex := &exs[recs[gi]]
+		for _, smp := range g.Samples {
+			seq := append(append([]int32(nil), g.PromptIDs...), smp.IDs...)
+			items = append(items, &item{ex: ex, sample: smp, seq: seq, start: len(g.PromptIDs),
+				roll: rl.Rollout{OldLP: smp.LogProbs}})
+			lens = append(lens, len(smp.IDs))
+			trunc = append(trunc, smp.Finish != rollout.FinishStop)
+			newTok += len(smp.IDs)
+		}
+	}
+	dt := time.Since(t0).Seconds()
+	rl.LengthMetrics(m, lens, trunc)
+	m["time_rollout_s"], m["rollout_tokens_per_s"] = dt, float64(newTok)/dt
+	return items, nil
+}
+
+// score computes every rollout's reward.
+func (r *rlRun) score(ctx context.Context, items []*item, m metrics.Metrics) ([]float64, error) {
+	t0 := time.Now()
+	rewards := make([]float64, len(items))
+	results := make([]*reward.Result, len(items))
+	for i, it := range items {
+		res, err := r.rw.Score(ctx, it.ex.Rec, it.sample.Text)
+		if err != nil {
+			return nil, fmt.Errorf("reward %s on %s: %w", r.rw.Name(), it.ex.Rec.ID, err)
+		}
+		it.res, results[i], rewards[i] = res, res, res.Reward
+	}
+	rl.RewardMetrics(m, results, r.g)
+	m["time_reward_s"] = time.Since(t0).Seconds()
+	return rewards, nil
+}
+
+// micro is the model.Step batch size in sequences.
+func (r *rlRun) micro() int { return max(1, r.Config.Optim.BatchSize*r.g) }
+
+// trainable returns the items with at least one response token (an empty
+// response has nothing to train on; it still counts in the rewards).
+func trainable(items []*item) []*item {
+	var out []*item
+	for _, it := range items {
+		if len(it.sample.IDs) > 0 {
+			out = append(out, it)
+		}
+	}
+	return out
+}
+
+// reference fills RefLP (logπ_ref of each response token) when kl.coef ≠ 0.
+func (r *rlRun) reference(items []*item, m metrics.Metrics) error {
+	if r.Config.KL.Coef == 0 {
+		return nil
+	}
+	t0 := time.Now()
+	seqs, tok := make([][]int32, len(items)), 0
+	for i, it := range items {
+		seqs[i] = it.seq
+		tok += len(it.seq)
+	}
+	lp, err := r.ref.LogProbs(seqs, r.micro())
+	if err != nil {
+		return err
+	}
+	for i, it := range items {
+		it.roll.RefLP = lp[i][it.start:]
+	}
+	dt := time.Since(t0).Seconds()
+	m["time_ref_s"], m["ref_tokens_per_s"] = dt, float64(tok)/dt
+	return nil
+}
+
+// values fills OldV with the critic's values before the update (PPO).
+func (r *rlRun) values(items []*item) error {
+	ch := r.micro()
+	for i := 0; i < len(items); i += ch {
+		part := items[i:min(i+ch, len(items))]
+		seqs := make([][]int32, len(part))
+		for b, it := range part {
+			seqs[b] = it.seq
+		}
+		o, err := r.Setup.Model.Forward(seqs, true)
+		if err != nil {
+			return fmt.Errorf("values: %w", err)
+		}
+		for b, it := range part {
+			it.roll.OldV = append([]float32(nil), o.Values[b][it.start-1:len(it.seq)-1]...)
+		}
+	}
+	return nil
+}
+
+// update runs ppo.epochs passes of updates on the objective obj over the
+// step's rollouts, mini-batch by mini-batch, at learning rate lr.
+func (r *rlRun) update(items []*item, obj rl.Objective, step int, lr float64, m metrics.Metrics) error {
+	t0 := time.Now()
+	mb := r.Config.PPO.MiniBatch
+	if mb <= 0 || mb > len(items) {
+		mb = len(items)
+	}
+	var total, first rl.LossStats
+	var norms []float64
+	updates, tokens := 0, 0
+	for epoch := 0; epoch < r.Config.PPO.Epochs; epoch++ {
+		for lo := 0; lo < len(items); lo += mb {
+			mini := items[lo:min(lo+mb, len(items))]
+			lens := make([]int, len(mini))
+			for i, it := range mini {
+				lens[i] = it.roll.Len()
+			}
+			agg, err := rl.NewAggregation(r.Config.LossAgg, lens, r.Config.Rollout.MaxNewTokens)
+			if err != nil {
+				return err
+			}
+			r.Setup.Model.ZeroGrad()
+			var st rl.LossStats
+			for mlo := 0; mlo < len(mini); mlo += r.micro() {
+				part := mini[mlo:min(mlo+r.micro(), len(mini))]
+				seqs := make([][]int32, len(part))
+				specs := make([]rl.Seq, len(part))
+				for b, it := range part {
+					seqs[b], specs[b] = it.seq, rl.Seq{Start: it.start, R: &it.roll, Agg: mlo + b}
+					tokens += len(it.seq)
+				}
+				err := r.Setup.Model.Step(seqs, func(o *model.Outputs) (*model.Grads, error) {
+					// o.Values is nil without a value head (GRPO).
+					dlp, dv, s, err := obj.Grads(specs, agg, o.LogProbs, o.Entropy, o.Values)
+					st.Add(s)
+					return &model.Grads{LogProbs: dlp, Values: dv}, err
+				})
+				if err != nil {
+					return fmt.Errorf("update: %w", err)
+				}
+			}
+			norm, err := optim.ClipGradNorm(r.Setup.Backend, r.Opt.Params(), r.Config.Optim.GradClip)
+			if err != nil {
+				return err
+			}
+			if err := r.CheckFinite(step, metrics.Metrics{"loss": st.Loss, "grad_norm": norm}, "loss", "grad_norm"); err != nil {
+				return err
+			}
+			if err := r.Opt.Step(lr); err != nil {
+				return err
+			}
+			if updates == 0 {
+				first = st
+			}
+			total.Add(st)
+			norms = append(norms, norm)
+			updates++
+		}
+	}
+	rl.LossMetrics(m, total, updates, first, r.critic)
+	var gsum float64
+	for _, n := range norms {
+		gsum += n
+	}
+	dt := time.Since(t0).Seconds()
+	m["grad_norm"], m["updates"], m["lr"] = gsum/float64(max(1, len(norms))), float64(updates), lr
+	m["time_train_s"], m["train_tokens_per_s"] = dt, float64(tokens)/dt
+	return nil
+}
+
+// endStep ends an RL step: the step's time and new tokens, the result, a
+// lagged reference's refresh (ref.update_every), then the scaffold's log,
+// evaluation and checkpoint.
+func (r *rlRun) endStep(ctx context.Context, step int, sb batch.StepBatch, m metrics.Metrics, items []*item, t0 time.Time) error {
+	m["time_step_s"] = time.Since(t0).Seconds()
+	newTok := 0
+	for _, it := range items {
+		newTok += len(it.sample.IDs)
+	}
+	r.res.Steps = step
+	r.res.Rewards = append(r.res.Rewards, m["reward_mean"])
+	if err := r.ref.AfterStep(step); err != nil {
+		return err
+	}
+	err := r.EndStep(ctx, step, sb, m, newTok, r.evaluate)
+	r.res.Checkpoint = r.Saved
+	return err
+}
+
+// evaluate runs the shared validation (loss, greedy generation,
+// docs/contracts.md §3 rates), adds the reward of the greedy responses and
+// prints the eval line.
+func (r *rlRun) evaluate(ctx context.Context, step int) (metrics.Metrics, error) {
+	s := r.Setup
+	e, _, texts, err := s.Evaluate(ctx, s.Val, EvalOptions{Max: r.Config.Data.ValMax, Generate: true})
+	if err != nil {
+		return nil, err
+	}
+	var sum float64
+	for i, t := range texts {
+		res, err := r.rw.Score(ctx, s.Val.Examples[i].Rec, t)
+		if err != nil {
+			return nil, fmt.Errorf("eval reward: %w", err)
+		}
+		sum += res.Reward
+	}
+	if len(texts) > 0 {
+		e["reward_mean"] = sum / float64(len(texts))
+	}
+	r.Progress.Printf("eval step %d: reward %.3f  TID %.3f TSA %.3f ACA %.3f ALC %.3f FCM %.3f", step,
+		e["reward_mean"], e["tid"], e["tsa"], e["aca"], e["alc"], e["fcm"])
+	return e, nil
+}

@@ -1,0 +1,215 @@
+package rl
+
+// The reference policy π_ref of the KL term (docs/contracts.md §5), in one of three
+// forms, chosen from the config:
+//
+//	base      the policy's own weights with LoRA switched off (no second
+//	          copy): the default, and with init.merge (the SFT adapter is
+//	          then part of the base, so the reference is the SFT model)
+//	snapshot  a host copy of the trainable weights swapped in for the
+//	          reference pass and swapped back after (bit-exact F32 copies):
+//	          ref.update_every N (refreshed from the policy every N steps),
+//	          init.adapter kept trainable (the reference is the initial
+//	          SFT adapter, paper 000 §4.4), full fine-tuning, or ref.path
+//	          naming a PEFT adapter directory with the policy's r and targets
+//	model     ref.path naming a model directory: a second, frozen model
+//
+// A snapshot that can change (update_every) is saved in each checkpoint
+// (ref_model.safetensors) so a resumed run continues with the same
+// reference.
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/argrl/argrl/kernels"
+	"github.com/argrl/argrl/model"
+	"github.com/argrl/argrl/model/safetensors"
+	"github.com/argrl/argrl/trainer/config"
+)
+
+// RefFile holds a lagged reference snapshot inside a checkpoint.
+const RefFile = "ref_model.safetensors"
+
+// Reference is π_ref, in the form the config chose (see the file header).
+type Reference struct {
+	kind        string // base | snapshot | model
+	m           *model.Model
+	other       *model.Model   // kind model
+	params      []*model.Param // swapped tensors (kind snapshot): the policy's trainable weights, value head excluded
+	snap        map[string][]float32
+	updateEvery int
+}
+
+// NewReference builds the reference the config describes for the policy m
+// (see the file header). initAdapterKept says init.adapter was loaded as
+// the trainable adapter.
+func NewReference(cfg config.Config, m *model.Model, be kernels.Backend, initAdapterKept bool) (*Reference, error) {
+	r := &Reference{kind: "base", m: m, updateEvery: cfg.Ref.UpdateEvery}
+	for _, p := range m.Trainable() {
+		if !strings.HasPrefix(p.Name, "value_head.") {
+			r.params = append(r.params, p)
+		}
+	}
+	switch {
+	case cfg.Ref.Path != "":
+		if _, err := os.Stat(filepath.Join(cfg.Ref.Path, "adapter_config.json")); err == nil {
+			a, err := model.ImportPEFT(cfg.Ref.Path, m.Config)
+			if err != nil {
+				return nil, fmt.Errorf("key \"ref.path\": %w", err)
+			}
+			if !m.HasAdapters() {
+				return nil, fmt.Errorf("key \"ref.path\": %s is a LoRA adapter, but the policy has none (lora.enabled: false)", cfg.Ref.Path)
+			}
+			r.kind, r.snap = "snapshot", map[string][]float32{}
+			byName := map[string]*model.Tensor{}
+			for _, l := range a.Modules {
+				byName[l.A.Name], byName[l.B.Name] = l.A, l.B
+			}
+			for _, p := range r.params {
+				t := byName[p.Name]
+				if t == nil || len(t.Data) != p.Len() {
+					return nil, fmt.Errorf("key \"ref.path\": adapter %s does not match the policy's LoRA (r = %d, lora.targets) at %s; use an adapter of the same rank and targets", cfg.Ref.Path, cfg.LoRA.R, p.Name)
+				}
+				r.snap[p.Name] = t.Data
+			}
+			if a.Alpha != cfg.LoRA.Alpha || a.RSLoRA {
+				return nil, fmt.Errorf("key \"ref.path\": adapter %s has lora_alpha %v (rslora %v), the policy's lora.alpha is %v; the swap needs the same scale", cfg.Ref.Path, a.Alpha, a.RSLoRA, cfg.LoRA.Alpha)
+			}
+			return r, nil
+		}
+		o, err := model.Open(cfg.Ref.Path, be, model.Options{MaxLen: cfg.Model.MaxLen})
+		if err != nil {
+			return nil, fmt.Errorf("key \"ref.path\": %w", err)
+		}
+		if o.Config.VocabSize != m.Config.VocabSize {
+			o.Close()
+			return nil, fmt.Errorf("key \"ref.path\": %s has vocab_size %d, the policy %d", cfg.Ref.Path, o.Config.VocabSize, m.Config.VocabSize)
+		}
+		r.kind, r.other = "model", o
+	case cfg.Ref.UpdateEvery > 0 || initAdapterKept || !m.HasAdapters():
+		r.kind = "snapshot"
+		if err := r.refresh(); err != nil {
+			return nil, err
+		}
+	}
+	return r, nil
+}
+
+// Kind is base, snapshot or model.
+func (r *Reference) Kind() string { return r.kind }
+
+// refresh copies the policy's current trainable weights into the snapshot.
+func (r *Reference) refresh() error {
+	be := r.m.Backend()
+	snap := make(map[string][]float32, len(r.params))
+	for _, p := range r.params {
+		h := make([]float32, p.Len())
+		be.CopyOut(h, p.W)
+		snap[p.Name] = h
+	}
+	if err := be.Sync(); err != nil {
+		return fmt.Errorf("reference: %w", err)
+	}
+	r.snap = snap
+	return nil
+}
+
+// AfterStep refreshes a lagged reference after step (ref.update_every).
+func (r *Reference) AfterStep(step int) error {
+	if r.kind == "snapshot" && r.updateEvery > 0 && step%r.updateEvery == 0 {
+		return r.refresh()
+	}
+	return nil
+}
+
+// LogProbs returns logπ_ref of every position of seqs (model.Outputs
+// layout), computed in chunks of at most chunk sequences.
+func (r *Reference) LogProbs(seqs [][]int32, chunk int) ([][]float32, error) {
+	var restore map[string][]float32
+	if r.kind == "snapshot" {
+		be := r.m.Backend()
+		restore = make(map[string][]float32, len(r.params))
+		for _, p := range r.params {
+			h := make([]float32, p.Len())
+			be.CopyOut(h, p.W)
+			restore[p.Name] = h
+			be.CopyIn(p.W, r.snap[p.Name])
+		}
+		if err := be.Sync(); err != nil {
+			return nil, fmt.Errorf("reference: swap in: %w", err)
+		}
+		defer func() {
+			for _, p := range r.params {
+				be.CopyIn(p.W, restore[p.Name])
+			}
+			be.Sync()
+		}()
+	}
+	out := make([][]float32, 0, len(seqs))
+	for i := 0; i < len(seqs); i += chunk {
+		part := seqs[i:min(i+chunk, len(seqs))]
+		var lp [][]float32
+		var err error
+		switch r.kind {
+		case "model":
+			lp, err = r.other.LogProbs(part, false)
+		case "snapshot":
+			lp, err = r.m.LogProbs(part, true) // the swapped-in weights (LoRA or full)
+		default:
+			lp, err = r.m.LogProbs(part, false)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("reference: %w", err)
+		}
+		out = append(out, lp...)
+	}
+	return out, nil
+}
+
+// Save writes a changing snapshot into a checkpoint directory.
+func (r *Reference) Save(dir string) error {
+	if r.kind != "snapshot" || r.updateEvery <= 0 {
+		return nil
+	}
+	var ts []safetensors.Tensor
+	for _, p := range r.params {
+		ts = append(ts, safetensors.FromFloat32(p.Name, p.Shape, r.snap[p.Name]))
+	}
+	if err := safetensors.WriteFile(filepath.Join(dir, RefFile), ts, map[string]string{"format": "pt"}); err != nil {
+		return fmt.Errorf("reference: %w", err)
+	}
+	return nil
+}
+
+// Load restores a snapshot saved by Save.
+func (r *Reference) Load(dir string) error {
+	if r.kind != "snapshot" || r.updateEvery <= 0 {
+		return nil
+	}
+	f, err := safetensors.Open(filepath.Join(dir, RefFile))
+	if err != nil {
+		return fmt.Errorf("reference: %w", err)
+	}
+	defer f.Close()
+	for _, p := range r.params {
+		h, info, err := f.Float32(p.Name)
+		if err != nil {
+			return fmt.Errorf("reference: %s: %w", f.Path(), err)
+		}
+		if info.NumElements() != p.Len() {
+			return fmt.Errorf("reference: %s: tensor %s has %d values, want %d", f.Path(), p.Name, info.NumElements(), p.Len())
+		}
+		r.snap[p.Name] = h
+	}
+	return nil
+}
+
+// Close frees a second reference model.
+func (r *Reference) Close() {
+	if r != nil && r.other != nil {
+		r.other.Close()
+	}
+}
