@@ -3,6 +3,7 @@ package config
 import (
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -100,5 +101,59 @@ func TestConfigEmptyFileIsDefaults(t *testing.T) {
 	d := Default()
 	if c.Rollout.G != d.Rollout.G || c.Rollout.TopP != d.Rollout.TopP || c.KL != d.KL {
 		t.Fatalf("empty file changed defaults")
+	}
+}
+
+// Without a file, ARGRL_ variables or --set, viper's layers give back
+// Default() exactly (nil lists and pointers included).
+func TestConfigDefaultsRoundTrip(t *testing.T) {
+	c, err := Load("", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := Default(); !reflect.DeepEqual(c, d) {
+		t.Fatalf("Load(\"\", nil) = %+v, want Default() = %+v", c, d)
+	}
+}
+
+// Each source decodes by the key's type: YAML for lists, numbers, bools
+// and pointers, verbatim for strings; a section takes a mapping; a null
+// leaves a scalar to the sources below and clears a list.
+func TestConfigSourcesDecode(t *testing.T) {
+	p := writeCfg(t, "lora:\n  r: null\n  targets: null\n  enabled: no\nrollout:\n  stop: [\"</s>\"]\n")
+	t.Setenv("ARGRL_ROLLOUT_STOP", "[\"\\n\\n\", END]")
+	t.Setenv("ARGRL_REWARD_JUDGE_HTTP_RETRIES", "2") // judge_http embeds its client's keys inline
+	t.Setenv("ARGRL_MODEL_SYSTEM", "You call tools: # always")
+	t.Setenv("ARGRL_KL_COEF", "") // empty: unset
+	c, err := Load(p, []string{"kl={estimator: k1}", "reward.judge_http.url=http://localhost:8000/v1", "data.val_max=7", "run.dir="})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := Default()
+	if c.LoRA.R != d.LoRA.R || c.LoRA.Targets != nil || c.LoRA.Enabled {
+		t.Errorf("file nulls and bools: r %d, targets %v, enabled %v", c.LoRA.R, c.LoRA.Targets, c.LoRA.Enabled)
+	}
+	if len(c.Rollout.Stop) != 2 || c.Rollout.Stop[0] != "\n\n" || c.Rollout.Stop[1] != "END" {
+		t.Errorf("env list: %q", c.Rollout.Stop)
+	}
+	if r := c.Reward.JudgeHTTP.Retries; r == nil || *r != 2 || c.Reward.JudgeHTTP.URL != "http://localhost:8000/v1" {
+		t.Errorf("inline keys: retries %v, url %q", r, c.Reward.JudgeHTTP.URL)
+	}
+	if c.Model.System != "You call tools: # always" {
+		t.Errorf("env string: %q", c.Model.System)
+	}
+	if c.KL.Estimator != "k1" || c.KL.Coef != d.KL.Coef {
+		t.Errorf("--set section: %+v", c.KL)
+	}
+	if c.Data.ValMax != 7 || c.Run.Dir != "" {
+		t.Errorf("--set leaves: val_max %d, run.dir %q", c.Data.ValMax, c.Run.Dir)
+	}
+	t.Setenv("ARGRL_LORA_R", "many")
+	if _, err := Load(p, nil); err == nil || !strings.Contains(err.Error(), "ARGRL_LORA_R") || !strings.Contains(err.Error(), `"lora.r"`) {
+		t.Errorf("ill-typed ARGRL_LORA_R: %v", err)
+	}
+	t.Setenv("ARGRL_LORA_R", "4")
+	if _, err := Load(p, []string{"kl={coef: 1, estimatr: k1}"}); err == nil || !strings.Contains(err.Error(), `"kl.estimatr"`) || !strings.Contains(err.Error(), "--set kl") {
+		t.Errorf("unknown key in a --set mapping: %v", err)
 	}
 }

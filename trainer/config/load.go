@@ -1,9 +1,26 @@
 package config
 
-// Strict configuration loading (docs/contracts.md §8): defaults come from a Go
-// struct, a YAML file overrides them, then ARGRL_* environment variables,
-// then --set a.b=c flags. Unknown keys and ill-typed values are errors that
-// name the file, the line and the key.
+// Configuration loading (docs/contracts.md §8). viper layers the sources,
+// the first one that sets a key winning:
+//
+//	--set a.b=c    viper's override layer (Set)
+//	ARGRL_A_B=c    viper's environment layer (SetEnvPrefix, SetEnvKeyReplacer, AutomaticEnv)
+//	the YAML file  viper's config layer (MergeConfigMap)
+//	Default()      viper's default layer (SetDefault)
+//
+// and unmarshals the result into a Config by its yaml tags (Unmarshal).
+// What viper does not do is refuse: an unknown key or an ill-typed value
+// must be an error that names the file, the line and the key. So each
+// source is first decoded strictly here, the way yaml.v3 decodes into the
+// Config's types: the file node by node (an error names file:line and the
+// dotted key), each --set value and each ARGRL_ variable as YAML into its
+// key's type (an error names the flag or the variable and the key); an
+// ARGRL_ variable that names no key is an error too. A string key takes a
+// --set or ARGRL_ value verbatim (`--set model.system="Be brief: call
+// tools."` is that sentence); every other type is YAML (`--set
+// lora.targets=[q,v]`). The file's and the --set values go to viper as
+// decoded; an environment value reaches viper's Unmarshal as the string it
+// is and is decoded there by the same rule (yamlHook).
 
 import (
 	"bytes"
@@ -14,6 +31,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/go-viper/mapstructure/v2"
 	"github.com/spf13/viper"
 	"gopkg.in/yaml.v3"
 )
@@ -21,55 +39,214 @@ import (
 // EnvPrefix is the prefix of environment overrides: ARGRL_A_B=c sets a.b.
 const EnvPrefix = "ARGRL"
 
-// loadInto fills dst (a pointer to a struct holding defaults) from the YAML
-// file at path (may be empty), then the environment, then sets ("a.b=c").
+// ignoredEnv are ARGRL_ variables that are not config keys.
+var ignoredEnv = map[string]bool{"ARGRL_CACHE": true, "ARGRL_LONG": true}
+
+// loadInto fills dst (a pointer to a struct holding the defaults) from the
+// YAML file at path (may be empty), then the environment, then sets
+// ("a.b=c"), through viper (see the file header).
 func loadInto(dst any, path string, sets []string) error {
+	rv := reflect.ValueOf(dst).Elem()
+	t := rv.Type()
+	v := viper.New()
+	v.SetEnvPrefix(EnvPrefix)
+	v.SetEnvKeyReplacer(strings.NewReplacer(".", "_"))
+	v.AutomaticEnv()
+	for k, val := range leafValues(rv, "") {
+		v.SetDefault(k, val)
+	}
 	if path != "" {
 		src, err := os.ReadFile(path)
 		if err != nil {
 			return fmt.Errorf("config: %w", err)
 		}
-		if err := decodeStrict(dst, path, src); err != nil {
+		vals, err := decodeFile(t, path, src)
+		if err != nil {
 			return err
 		}
+		if err := v.MergeConfigMap(nested(vals)); err != nil {
+			return fmt.Errorf("config: %s: %w", path, err)
+		}
 	}
-	if err := applyEnv(dst); err != nil {
+	if err := checkEnv(t, v.AllKeys()); err != nil {
 		return err
 	}
 	for _, s := range sets {
-		k, v, ok := strings.Cut(s, "=")
-		if !ok || strings.TrimSpace(k) == "" {
+		k, val, ok := strings.Cut(s, "=")
+		k = strings.TrimSpace(k)
+		if !ok || k == "" {
 			return fmt.Errorf("--set %q: want key=value", s)
 		}
-		if err := setPath(dst, strings.TrimSpace(k), v, "--set "+strings.TrimSpace(k)); err != nil {
+		vals, err := decodeValue(t, k, val, "--set "+k)
+		if err != nil {
 			return err
+		}
+		for lk, lv := range vals {
+			v.Set(lk, lv)
+		}
+	}
+	out := reflect.New(t)
+	if err := v.Unmarshal(out.Interface(), func(dc *mapstructure.DecoderConfig) {
+		dc.TagName, dc.SquashTagOption = "yaml", "inline"
+		dc.WeaklyTypedInput = false
+		dc.DecodeHook = yamlHook
+	}); err != nil {
+		return fmt.Errorf("config: %w", err)
+	}
+	rv.Set(out.Elem())
+	return nil
+}
+
+// yamlHook decodes a string (an environment value) for a key of another
+// type as YAML, as decodeValue checked it would.
+func yamlHook(from, to reflect.Value) (any, error) {
+	if from.Kind() != reflect.String || to.Kind() == reflect.String || to.Kind() == reflect.Interface {
+		return from.Interface(), nil
+	}
+	nv := reflect.New(to.Type())
+	if err := yaml.Unmarshal([]byte(from.String()), nv.Interface()); err != nil {
+		return nil, err
+	}
+	return nv.Elem().Interface(), nil
+}
+
+// checkEnv decodes every ARGRL_ variable that sets one of keys, in key
+// order, and refuses one that names no key, so a typo never passes
+// silently. An empty variable is unset, as viper treats it.
+func checkEnv(t reflect.Type, keys []string) error {
+	sort.Strings(keys)
+	known := map[string]bool{}
+	for _, k := range keys {
+		env := envName(k)
+		known[env] = true
+		if val := os.Getenv(env); val != "" {
+			if _, err := decodeValue(t, k, val, env); err != nil {
+				return err
+			}
+		}
+	}
+	for _, kv := range os.Environ() {
+		name, _, _ := strings.Cut(kv, "=")
+		if strings.HasPrefix(name, EnvPrefix+"_") && !known[name] && !ignoredEnv[name] {
+			return fmt.Errorf("environment: %s names no config key", name)
 		}
 	}
 	return nil
 }
 
-// decodeStrict decodes YAML src into dst, refusing unknown keys. Errors
-// carry file:line and the dotted key.
-func decodeStrict(dst any, file string, src []byte) error {
-	var doc yaml.Node
-	if err := yaml.Unmarshal(src, &doc); err != nil {
-		return fmt.Errorf("%s: %w", file, err)
-	}
-	if len(doc.Content) == 0 {
-		return nil // empty file: all defaults
-	}
-	return decodeNode(reflect.ValueOf(dst).Elem(), doc.Content[0], file, "")
+// envName is the variable viper's AutomaticEnv reads for key: a.b_c ↔
+// ARGRL_A_B_C.
+func envName(key string) string {
+	return EnvPrefix + "_" + strings.ToUpper(strings.ReplaceAll(key, ".", "_"))
 }
 
-func decodeNode(v reflect.Value, n *yaml.Node, file, key string) error {
-	if v.Kind() == reflect.Struct && !hasUnmarshaler(v) {
+// leafValues maps every settable dotted key below the struct v to its
+// value (a list or any other non-struct field is a leaf).
+func leafValues(v reflect.Value, prefix string) map[string]any {
+	out := map[string]any{}
+	for name, idx := range yamlFields(v.Type()) {
+		f := v.FieldByIndex(idx)
+		k := joinKey(prefix, name)
+		if f.Kind() == reflect.Struct && !hasUnmarshaler(f.Type()) {
+			for sk, sv := range leafValues(f, k) {
+				out[sk] = sv
+			}
+			continue
+		}
+		out[k] = f.Interface()
+	}
+	return out
+}
+
+// nested turns dotted keys into the nested maps viper's config layer holds.
+func nested(vals map[string]any) map[string]any {
+	out := map[string]any{}
+	for k, val := range vals {
+		parts := strings.Split(k, ".")
+		m := out
+		for _, p := range parts[:len(parts)-1] {
+			sub, ok := m[p].(map[string]any)
+			if !ok {
+				sub = map[string]any{}
+				m[p] = sub
+			}
+			m = sub
+		}
+		m[parts[len(parts)-1]] = val
+	}
+	return out
+}
+
+// decodeFile decodes YAML src strictly for the struct type t and returns
+// the leaves it sets. Errors carry file:line and the dotted key.
+func decodeFile(t reflect.Type, file string, src []byte) (map[string]any, error) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(src, &doc); err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	out := map[string]any{}
+	if len(doc.Content) == 0 {
+		return out, nil // empty file: all defaults
+	}
+	return out, decodeNode(t, doc.Content[0], file, "", out)
+}
+
+// decodeValue decodes val for the dotted key k of the struct type t — a
+// string key takes it verbatim, any other as YAML — and returns the leaves
+// it sets (one, or those a mapping gives a section). origin names the
+// source in errors.
+func decodeValue(t reflect.Type, k, val, origin string) (map[string]any, error) {
+	parts := strings.Split(k, ".")
+	for i, p := range parts {
+		if t.Kind() != reflect.Struct || hasUnmarshaler(t) {
+			return nil, fmt.Errorf("%s: key %q: %q is not a section", origin, k, strings.Join(parts[:i], "."))
+		}
+		fields := yamlFields(t)
+		idx, ok := fields[p]
+		if !ok {
+			return nil, fmt.Errorf("%s: unknown key %q (valid keys under %q: %s)", origin, k, keyName(strings.Join(parts[:i], ".")), strings.Join(sortedKeys(fields), ", "))
+		}
+		t = t.FieldByIndex(idx).Type
+	}
+	out := map[string]any{}
+	if t.Kind() == reflect.String {
+		out[k] = reflect.ValueOf(val).Convert(t).Interface()
+		return out, nil
+	}
+	var n yaml.Node
+	if err := yaml.Unmarshal([]byte(val), &n); err != nil {
+		return nil, fmt.Errorf("%s: key %q: %w", origin, k, err)
+	}
+	if len(n.Content) == 0 { // an empty value: the zero value
+		if t.Kind() == reflect.Struct && !hasUnmarshaler(t) {
+			for lk, lv := range leafValues(reflect.New(t).Elem(), k) {
+				out[lk] = lv
+			}
+		} else {
+			out[k] = reflect.Zero(t).Interface()
+		}
+		return out, nil
+	}
+	if err := decodeNode(t, n.Content[0], origin, k, out); err != nil {
+		// decodeNode formats as origin:line; drop the line for flags.
+		return nil, errors.New(strings.Replace(err.Error(), origin+":1:", origin+":", 1))
+	}
+	return out, nil
+}
+
+// decodeNode decodes the YAML node n for a value of type t at the dotted
+// key, refusing unknown keys, and records each leaf it sets in out. A null
+// leaves a struct, or a scalar, to the sources below (yaml.v3 leaves such a
+// value as it was).
+func decodeNode(t reflect.Type, n *yaml.Node, file, key string, out map[string]any) error {
+	if t.Kind() == reflect.Struct && !hasUnmarshaler(t) {
 		if n.Kind != yaml.MappingNode {
 			if n.Tag == "!!null" {
 				return nil
 			}
 			return fmt.Errorf("%s:%d: key %q: want a mapping, got %s", file, n.Line, keyName(key), n.ShortTag())
 		}
-		fields := yamlFields(v.Type())
+		fields := yamlFields(t)
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			kn, vn := n.Content[i], n.Content[i+1]
 			sub := joinKey(key, kn.Value)
@@ -77,9 +254,16 @@ func decodeNode(v reflect.Value, n *yaml.Node, file, key string) error {
 			if !ok {
 				return fmt.Errorf("%s:%d: unknown key %q (valid keys here: %s)", file, kn.Line, sub, strings.Join(sortedKeys(fields), ", "))
 			}
-			if err := decodeNode(v.FieldByIndex(idx), vn, file, sub); err != nil {
+			if err := decodeNode(t.FieldByIndex(idx).Type, vn, file, sub, out); err != nil {
 				return err
 			}
+		}
+		return nil
+	}
+	if n.Tag == "!!null" {
+		switch t.Kind() {
+		case reflect.Pointer, reflect.Slice, reflect.Map, reflect.Interface:
+			out[key] = reflect.Zero(t).Interface()
 		}
 		return nil
 	}
@@ -92,18 +276,16 @@ func decodeNode(v reflect.Value, n *yaml.Node, file, key string) error {
 	}
 	dec := yaml.NewDecoder(&buf)
 	dec.KnownFields(true)
-	nv := reflect.New(v.Type())
-	nv.Elem().Set(v)
+	nv := reflect.New(t)
 	if err := dec.Decode(nv.Interface()); err != nil {
 		return fmt.Errorf("%s:%d: key %q: %s", file, n.Line, keyName(key), cleanYAMLErr(err))
 	}
-	v.Set(nv.Elem())
+	out[key] = nv.Elem().Interface()
 	return nil
 }
 
-func hasUnmarshaler(v reflect.Value) bool {
-	_, ok := v.Addr().Interface().(yaml.Unmarshaler)
-	return ok
+func hasUnmarshaler(t reflect.Type) bool {
+	return reflect.PointerTo(t).Implements(reflect.TypeOf((*yaml.Unmarshaler)(nil)).Elem())
 }
 
 func cleanYAMLErr(err error) string {
@@ -166,82 +348,3 @@ func sortedKeys(m map[string][]int) []string {
 	sort.Strings(ks)
 	return ks
 }
-
-// setPath sets the leaf at dotted key k from a YAML scalar/flow value.
-func setPath(dst any, k, val, origin string) error {
-	v := reflect.ValueOf(dst).Elem()
-	parts := strings.Split(k, ".")
-	for i, p := range parts {
-		if v.Kind() != reflect.Struct || hasUnmarshaler(v) {
-			return fmt.Errorf("%s: key %q: %q is not a section", origin, k, strings.Join(parts[:i], "."))
-		}
-		fields := yamlFields(v.Type())
-		idx, ok := fields[p]
-		if !ok {
-			return fmt.Errorf("%s: unknown key %q (valid keys under %q: %s)", origin, k, keyName(strings.Join(parts[:i], ".")), strings.Join(sortedKeys(fields), ", "))
-		}
-		v = v.FieldByIndex(idx)
-	}
-	var n yaml.Node
-	if err := yaml.Unmarshal([]byte(val), &n); err != nil {
-		return fmt.Errorf("%s: key %q: %w", origin, k, err)
-	}
-	if len(n.Content) == 0 { // empty value
-		v.Set(reflect.Zero(v.Type()))
-		return nil
-	}
-	if err := decodeNode(v, n.Content[0], origin, k); err != nil {
-		// decodeNode formats as origin:line; drop the line for flags.
-		return errors.New(strings.Replace(err.Error(), origin+":1:", origin+":", 1))
-	}
-	return nil
-}
-
-// leafKeys lists every settable dotted key of a struct type.
-func leafKeys(t reflect.Type, prefix string) []string {
-	var out []string
-	for name, idx := range yamlFields(t) {
-		ft := t.FieldByIndex(idx).Type
-		k := joinKey(prefix, name)
-		if ft.Kind() == reflect.Struct && !reflect.PointerTo(ft).Implements(reflect.TypeOf((*yaml.Unmarshaler)(nil)).Elem()) {
-			out = append(out, leafKeys(ft, k)...)
-			continue
-		}
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
-
-// applyEnv applies ARGRL_* overrides, looked up through viper's environment
-// binding (a.b.c ↔ ARGRL_A_B_C). An ARGRL_ variable that names no key is an
-// error, so a typo never passes silently.
-func applyEnv(dst any) error {
-	vp := viper.New()
-	vp.SetEnvPrefix(EnvPrefix)
-	vp.SetEnvKeyReplacer(strings.NewReplacer(".", "_"))
-	keys := leafKeys(reflect.TypeOf(dst).Elem(), "")
-	known := map[string]bool{}
-	for _, k := range keys {
-		env := EnvPrefix + "_" + strings.ToUpper(strings.ReplaceAll(k, ".", "_"))
-		known[env] = true
-		if err := vp.BindEnv(k); err != nil {
-			return fmt.Errorf("config: bind %s: %w", k, err)
-		}
-		if vp.IsSet(k) {
-			if err := setPath(dst, k, vp.GetString(k), env); err != nil {
-				return err
-			}
-		}
-	}
-	for _, kv := range os.Environ() {
-		name, _, _ := strings.Cut(kv, "=")
-		if strings.HasPrefix(name, EnvPrefix+"_") && !known[name] && !ignoredEnv[name] {
-			return fmt.Errorf("environment: %s names no config key", name)
-		}
-	}
-	return nil
-}
-
-// ignoredEnv are ARGRL_ variables that are not config keys.
-var ignoredEnv = map[string]bool{"ARGRL_CACHE": true, "ARGRL_LONG": true}
