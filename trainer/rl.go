@@ -155,7 +155,8 @@ func newRLRun(cfg config.Config, o RLOptions, spec rlSpec) (r *rlRun, err error)
 		TopK: cfg.Rollout.TopK, MaxNewTokens: cfg.Rollout.MaxNewTokens, Stop: cfg.Rollout.Stop,
 		StopIDs: rollout.StopIDs(s.Tokenizer, s.Model.Config)}
 
-	// ---- reward (and R2IF's student), reference; optimizer, batches, schedule; resume.
+	// ---- reward (and R2IF's student), reference; optimizer, batches,
+	// schedule (the scaffold); resume.
 	if r.rw = o.Reward; r.rw == nil {
 		rc := RewardPackageConfig(cfg)
 		if cfg.Reward.Name == "r2if" && rc.R2IF.WCER != 0 {
