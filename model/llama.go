@@ -1,16 +1,10 @@
 package model
 
-import (
-	"fmt"
-
-	"gorgonia.org/gorgonia"
-
-	"github.com/argrl/argrl/kernels"
-)
+import "fmt"
 
 // Llama (3.x): the plain pre-norm decoder: no biases, optional Llama-3 RoPE
-// frequency scaling (Config.RopeInvFreq), often tied embeddings (3.2 1B/3B).
-// Hugging Face: LlamaForCausalLM.
+// frequency scaling (rope_scaling), often tied
+// embeddings (3.2 1B/3B). Hugging Face: LlamaForCausalLM.
 
 // LlamaLayer is one Llama decoder layer.
 type LlamaLayer struct {
@@ -18,14 +12,20 @@ type LlamaLayer struct {
 	MLP
 }
 
-// LlamaWeights are the host weights of a Llama checkpoint.
+// forward is the shared decoder layer, nothing added.
+func (l *LlamaLayer) forward(o ops, x act, layer int) act {
+	q, k, v := l.project(o, x)
+	return l.MLP.forward(o, l.attend(o, x, q, k, v, layer))
+}
+
+// LlamaWeights is a Llama checkpoint on a backend.
 type LlamaWeights struct {
 	Head
 	Layers []LlamaLayer `st:"layers"` // [L]
 }
 
-// Params lists the distinct tensors (see Weights).
-func (w *LlamaWeights) Params() []*Tensor { return params(w) }
+func (w *LlamaWeights) numLayers() int           { return len(w.Layers) }
+func (w *LlamaWeights) layer(i int) decoderLayer { return &w.Layers[i] }
 
 type llamaArch struct{}
 
@@ -41,15 +41,3 @@ func (llamaArch) NewWeights(c *Config) Weights {
 }
 
 func init() { Register("llama", llamaArch{}) }
-
-// Forward pass: nothing beyond the shared decoder; the Llama-3 frequency
-// scaling lives in the RoPE tables (kernels.RopeTables with
-// Config.RopeScaling), built once in Open.
-
-func (llamaArch) layerTensors(int) []string { return nil }
-
-func (llamaArch) qkvGraph(_ *gctx, _ int, q, k, v *gorgonia.Node) (*gorgonia.Node, *gorgonia.Node, *gorgonia.Node, error) {
-	return q, k, v, nil
-}
-
-func (llamaArch) qkvDecode(*KVCache, int, kernels.Buffer, kernels.Buffer, kernels.Buffer, int) {}
