@@ -1,6 +1,6 @@
 // Package synth generates argrl's embedded multilingual tool-calling
 // benchmark (issue 8): a seeded, deterministic miniature of paper 000's
-// translated BFCL, in the common schema (REFERENCE §1).
+// translated BFCL, in the common schema (docs/contracts.md §1).
 //
 //   - 58 APIs in 12 domains (the embedded apis/*.json, one file a domain),
 //     each with 1–4 arguments of four kinds: categorical (enum), named

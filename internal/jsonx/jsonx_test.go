@@ -33,11 +33,10 @@ func TestEqual(t *testing.T) {
 		{map[string]any{}, []any{}, false},
 	}
 	for _, c := range cases {
-		if got := Equal(c.a, c.b); got != c.want {
-			t.Errorf("Equal(%#v, %#v) = %v, want %v", c.a, c.b, got, c.want)
-		}
-		if got := Equal(c.b, c.a); got != c.want {
-			t.Errorf("Equal(%#v, %#v) = %v, want %v (symmetry)", c.b, c.a, got, c.want)
+		for _, pair := range [][2]any{{c.a, c.b}, {c.b, c.a}} { // both orders: Equal is symmetric
+			if got := Equal(pair[0], pair[1]); got != c.want {
+				t.Errorf("Equal(%#v, %#v) = %v, want %v", pair[0], pair[1], got, c.want)
+			}
 		}
 	}
 }
