@@ -46,11 +46,7 @@ func TestPackBF16(t *testing.T) {
 						want[p*ldd+i] = wide[i*lds+p]
 					}
 				}
-				for i := range got {
-					if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-						t.Fatalf("%s gatherBF16 rows=%d kc=%d: d[%d] = %v, want %v", impl, rows, kc, i, got[i], want[i])
-					}
-				}
+				sameBits(t, fmt.Sprintf("%s gatherBF16 rows=%d kc=%d", impl, rows, kc), got, want)
 				// widenRows: kc rows of `rows` columns.
 				lds2, ldd2 := rows+kc%3, rows+kc%5
 				got2, want2 := make([]float32, kc*ldd2), make([]float32, kc*ldd2)
@@ -61,11 +57,7 @@ func TestPackBF16(t *testing.T) {
 						want2[p*ldd2+j] = wide2[p*lds2+j]
 					}
 				}
-				for i := range got2 {
-					if math.Float32bits(got2[i]) != math.Float32bits(want2[i]) {
-						t.Fatalf("%s widenRows rows=%d cols=%d: d[%d] = %v, want %v", impl, kc, rows, i, got2[i], want2[i])
-					}
-				}
+				sameBits(t, fmt.Sprintf("%s widenRows rows=%d cols=%d", impl, kc, rows), got2, want2)
 			}
 		}
 	}
@@ -73,6 +65,16 @@ func TestPackBF16(t *testing.T) {
 	withScalarBF16(func() { check("scalar") })
 	if transpose8BF16 == nil || widen8 == nil {
 		t.Log("no assembly bf16 packers on this machine/build: scalar loops only")
+	}
+}
+
+// sameBits fails unless got and want hold the same float32 bits.
+func sameBits(t *testing.T, what string, got, want []float32) {
+	t.Helper()
+	for i := range got {
+		if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+			t.Fatalf("%s: d[%d] = %v, want %v", what, i, got[i], want[i])
+		}
 	}
 }
 
@@ -95,12 +97,8 @@ func bf16Case(t *testing.T, k *Kernel, r *rand.Rand, M, N, K int, tA, tB bool, a
 	want, got := append([]float32(nil), c0...), append([]float32(nil), c0...)
 	Gemm(k, tA, tB, M, N, K, alpha, a, lda, bf, ldb, beta, want, ldc)
 	GemmBF16(k, tA, tB, M, N, K, alpha, a, lda, bh, ldb, beta, got, ldc)
-	for i := range got {
-		if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-			t.Fatalf("%s M=%d N=%d K=%d tA=%v tB=%v alpha=%v beta=%v pad=%d: c[%d] = %v, Gemm on the widened B gives %v",
-				k.Name, M, N, K, tA, tB, alpha, beta, pad, i, got[i], want[i])
-		}
-	}
+	sameBits(t, fmt.Sprintf("%s M=%d N=%d K=%d tA=%v tB=%v alpha=%v beta=%v pad=%d: GemmBF16 against Gemm on the widened B",
+		k.Name, M, N, K, tA, tB, alpha, beta, pad), got, want)
 }
 
 // TestGemmBF16BitIdentical: GemmBF16 equals Gemm on the widened B, bit for
