@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 )
 
@@ -148,6 +149,38 @@ func checkBF16Shape(t *testing.T, what string, be *cpuBackend, r *rand.Rand, s b
 		}
 		if d := math.Abs(float64(got[i]) - float64(want[i])); d > 1e-5*math.Sqrt(float64(s.k))*(1+math.Abs(float64(want[i]))) {
 			t.Fatalf("%s %+v: c[%d] = %v with B bf16, %v with B widened to f32 (beyond float32 rounding)", what, p, i, got[i], want[i])
+		}
+	}
+}
+
+// TestMatMulBF16Memory: a MatMul with a BF16 B allocates far less than a
+// float32 copy of B (which the lm_head of a 7B model would make 2.2 GB):
+// at most half of it, in every configuration, both transposes, with the
+// scratch pools emptied first (two GCs) so that nothing is reused.
+func TestMatMulBF16Memory(t *testing.T) {
+	const M, N, K = 4, 8192, 2048
+	widened := uint64(4 * N * K)
+	for _, cfg := range bf16Configs() {
+		be := cfg.be
+		be.par = 2
+		x, w, y := be.Alloc(F32, M*K), be.Alloc(BF16, N*K), be.Alloc(F32, M*N)
+		be.CopyIn(x, randF32(M*K))
+		be.CopyIn(w, randF32(N*K))
+		for _, tb := range []bool{true, false} {
+			p := MatMulParams{Batch: 1, M: M, N: N, K: K, TransB: tb, Alpha: 1}
+			runtime.GC()
+			runtime.GC()
+			var m0, m1 runtime.MemStats
+			runtime.ReadMemStats(&m0)
+			be.MatMul(y, x, w, p)
+			runtime.ReadMemStats(&m1)
+			if err := be.Sync(); err != nil {
+				t.Fatal(err)
+			}
+			if a := m1.TotalAlloc - m0.TotalAlloc; a > widened/2 {
+				t.Errorf("%s TransB=%v: MatMul allocated %d bytes; a widened copy of B is %d", cfg.name, tb, a, widened)
+			}
+			t.Logf("%s TransB=%v: %d bytes allocated (a widened B: %d)", cfg.name, tb, m1.TotalAlloc-m0.TotalAlloc, widened)
 		}
 	}
 }
