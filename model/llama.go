@@ -1,6 +1,9 @@
 package model
 
-import "fmt"
+import (
+	"fmt"
+	"math"
+)
 
 // Llama (3.x): the plain pre-norm decoder: no biases, optional Llama-3 RoPE
 // frequency scaling (rope_scaling), often tied
@@ -41,3 +44,30 @@ func (llamaArch) NewWeights(c *Config) Weights {
 }
 
 func init() { Register("llama", llamaArch{}) }
+
+// llama3InvFreq applies Llama-3.1's rope_scaling "llama3" to the float32
+// inverse frequencies in place, as Hugging Face's _compute_llama3_parameters
+// does (in float32):
+//
+//	wavelen = 2π/inv[i]; lo = orig/low_freq_factor; hi = orig/high_freq_factor
+//	wavelen < hi:  inv[i] unchanged (high frequencies)
+//	wavelen > lo:  inv[i] / factor  (low frequencies)
+//	otherwise:     s = (orig/wavelen − low_freq_factor)/(high_freq_factor − low_freq_factor)
+//	               inv[i] = (1−s)·inv[i]/factor + s·inv[i]
+func llama3InvFreq(inv []float32, s RopeScaling) {
+	factor := float32(s.Factor)
+	lf, hf := float32(s.LowFreqFactor), float32(s.HighFreqFactor)
+	orig := float32(s.OriginalMaxPositionEmbeddings)
+	lo, hi := orig/lf, orig/hf
+	for i, f := range inv {
+		wavelen := 2 * float32(math.Pi) / f
+		switch {
+		case wavelen < hi:
+		case wavelen > lo:
+			inv[i] = f / factor
+		default:
+			sm := (orig/wavelen - lf) / (hf - lf)
+			inv[i] = (1-sm)*f/factor + sm*f
+		}
+	}
+}

@@ -75,8 +75,13 @@ func (m *Model) upload(set *safetensors.Set, info safetensors.TensorInfo) (kerne
 			if err != nil {
 				return nil, false, err
 			}
+			if mp, ok := m.be.(kernels.Mapper); ok {
+				if b, err := mp.Map(dt, bytes); err == nil {
+					return b, true, nil
+				}
+			}
 			b := m.be.Alloc(dt, n)
-			tmpUpload(m.be, b, bytes, info.DType)
+			m.be.Upload(b, bytes)
 			return b, false, nil
 		}
 	}
@@ -95,7 +100,7 @@ func (m *Model) ropeTables() error {
 	if m.maxLen > 1<<20 {
 		return fmt.Errorf("MaxLen %d is too large", m.maxLen)
 	}
-	cos, sin := kernels.RopeTables(c.HeadDim, m.maxLen, c.RopeTheta, &c.RopeScaling)
+	cos, sin := kernels.RopeTables(c.ropeInvFreq(), m.maxLen)
 	if cos == nil {
 		return fmt.Errorf("cannot build RoPE tables for head_dim %d", c.HeadDim)
 	}
