@@ -8,7 +8,6 @@ import (
 	"reflect"
 	"strings"
 	"testing"
-
 )
 
 const fixtures = "../testdata/models"
