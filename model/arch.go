@@ -2,8 +2,9 @@ package model
 
 import (
 	"fmt"
-	"sort"
-	"sync"
+	"strings"
+
+	"github.com/argrl/argrl/internal/registry"
 )
 
 // Arch is one decoder architecture, registered under its Hugging Face
@@ -19,40 +20,22 @@ type Arch interface {
 	NewWeights(c *Config) Weights
 }
 
-var registry = struct {
-	sync.Mutex
-	m map[string]Arch
-}{m: map[string]Arch{}}
+var archs = registry.New[Arch]()
 
 // Register makes an architecture available under a config.json model_type.
 // Architectures call it from init. Registering a name twice keeps the later one.
-func Register(name string, a Arch) {
-	registry.Lock()
-	defer registry.Unlock()
-	registry.m[name] = a
-}
+func Register(name string, a Arch) { archs.Register(name, a) }
 
 // ArchNames lists the registered model types, sorted.
-func ArchNames() []string {
-	registry.Lock()
-	defer registry.Unlock()
-	out := make([]string, 0, len(registry.m))
-	for n := range registry.m {
-		out = append(out, n)
-	}
-	sort.Strings(out)
-	return out
-}
+func ArchNames() []string { return archs.Names() }
 
 // LookupArch returns the architecture registered for model_type name.
 func LookupArch(name string) (Arch, error) { return lookupArch(name) }
 
 func lookupArch(name string) (Arch, error) {
-	registry.Lock()
-	a, ok := registry.m[name]
-	registry.Unlock()
+	a, ok := archs.Lookup(name)
 	if !ok {
-		return nil, fmt.Errorf("unsupported model_type %q (supported: %s)", name, supportedTypes())
+		return nil, fmt.Errorf("unsupported model_type %q (supported: %s)", name, strings.Join(ArchNames(), ", "))
 	}
 	return a, nil
 }

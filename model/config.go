@@ -19,7 +19,6 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"sort"
 	"strings"
 )
 
@@ -350,11 +349,4 @@ func (c *Config) RopeInvFreq() []float64 {
 func (c *Config) String() string {
 	return fmt.Sprintf("%s L=%d C=%d F=%d Hq=%d Hkv=%d D=%d V=%d tied=%v", c.ModelType, c.NumLayers,
 		c.HiddenSize, c.IntermediateSize, c.NumHeads, c.NumKVHeads, c.HeadDim, c.VocabSize, c.TieWordEmbeddings)
-}
-
-// supportedTypes lists registered model types, for error messages.
-func supportedTypes() string {
-	names := ArchNames()
-	sort.Strings(names)
-	return strings.Join(names, ", ")
 }
