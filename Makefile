@@ -50,8 +50,8 @@ demo-base:
 # the emulated kernel tests; a tagged binary needs one to start.
 CUDA_TAGS ?= argrl_cuda
 
-# Regenerate the PTX (nvcc sm_80, sm_90), validate it with ptxas, vet and
-# build with the GPU backend.
+# Regenerate the PTX (nvcc sm_80, JIT-compiled by the driver on newer GPUs),
+# validate it with ptxas, vet and build with the GPU backend.
 cuda:
 	kernels/cuda/gen.sh
 	$(GO) vet -tags $(CUDA_TAGS) ./...

@@ -2,9 +2,11 @@ package data
 
 import (
 	"fmt"
-	"reflect"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
+
+	"github.com/argrl/argrl/internal/jsonx"
 )
 
 // Splits are the values Record.Split may take ("" means unassigned).
@@ -46,7 +48,7 @@ func ValidArgName(s string) string {
 	return ""
 }
 
-// Validate checks a record against REFERENCE §1 and returns the first
+// Validate checks a record against docs/contracts.md §1 and returns the first
 // problem as an *Error naming the field. Beyond JSON types it checks:
 // id and lang (two lowercase letters) present; tool names valid and unique,
 // parameter schemas well-formed and of object type; at least one user
@@ -225,64 +227,15 @@ func (r *Record) validateAccept(schemas map[string]*Schema) error {
 	return nil
 }
 
+// containsValue reports whether v is among opts, numbers compared as
+// float64 (so 2 and 2.0 match).
 func containsValue(opts []any, v any) bool {
 	for _, o := range opts {
-		if sameValue(o, v) {
+		if jsonx.Equal(o, v) {
 			return true
 		}
 	}
 	return false
-}
-
-// sameValue is deep equality over decoded JSON with numbers compared as
-// float64 (so 2 and 2.0 match).
-func sameValue(a, b any) bool {
-	if fa, ok := toFloat(a); ok {
-		fb, ok := toFloat(b)
-		return ok && fa == fb
-	}
-	switch x := a.(type) {
-	case []any:
-		y, ok := b.([]any)
-		if !ok || len(x) != len(y) {
-			return false
-		}
-		for i := range x {
-			if !sameValue(x[i], y[i]) {
-				return false
-			}
-		}
-		return true
-	case map[string]any:
-		y, ok := b.(map[string]any)
-		if !ok || len(x) != len(y) {
-			return false
-		}
-		for k, xv := range x {
-			yv, ok := y[k]
-			if !ok || !sameValue(xv, yv) {
-				return false
-			}
-		}
-		return true
-	}
-	return reflect.DeepEqual(a, b)
-}
-
-func toFloat(v any) (float64, bool) {
-	switch x := v.(type) {
-	case float64:
-		return x, true
-	case float32:
-		return float64(x), true
-	case int:
-		return float64(x), true
-	case int64:
-		return float64(x), true
-	case int32:
-		return float64(x), true
-	}
-	return 0, false
 }
 
 func short(v any) string {
@@ -296,11 +249,5 @@ func short(v any) string {
 	return s
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
+// sortedKeys lists m's keys in sorted order.
+func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }

@@ -13,9 +13,28 @@
 // All tensors are dense row-major. Compute is float32. A Buffer may store
 // bf16 (weights on device); see DType.
 //
-// Conventions shared by every op:
+// Conventions shared by every op (the argument checks are one contract,
+// ArgCheck in check.go, that every backend applies):
 //   - Outputs are overwritten, never accumulated, unless the doc says so
 //     (MatMul with Beta != 0 is the one accumulating op).
+//   - Read-only inputs are never written. Elementwise ops (AXPBY, Mul,
+//     AddBias, SwiGLU, Dropout, RoPE, RMSNorm's out) may be given an output
+//     that aliases an input; MatMul, Attention and the backward ops must not
+//     alias. kerneltest checks that every op leaves its inputs unchanged.
+//   - Ops use the first n elements of their buffers: a buffer longer than an
+//     op needs is fine, a shorter one is an error. CopyIn, CopyOut and Upload
+//     move whole buffers (use View for part of one). Outputs and in-place
+//     state must be F32 and writable (not a read-only buffer from Mapper);
+//     read-only inputs may be BF16 (MatMul's A must be F32).
+//   - Sizes: dimensions must be ≥ 0 and host side inputs at least as long as
+//     the op reads. Every buffer argument is checked even when a size is 0.
+//     A call with a zero size then writes nothing, except where its result
+//     is defined on empty input: Dot and SumRows with no terms write 0,
+//     RMSNormBackward writes dw = 0 when N = 0, EmbeddingBackward zeroes
+//     dtable, AttentionBackward zeroes dq, dk and dv, and MatMul with K = 0
+//     writes C = Beta·C. Index side inputs (ids, targets, positions, slots)
+//     are range-checked only when the op has work; a vocabulary op with rows
+//     but V = 0 is an error.
 //   - Integer side inputs (token ids, positions, slots) are host slices; a
 //     device backend uploads them.
 //   - Ops do not return errors. A backend records the first failure (a
@@ -33,6 +52,17 @@ const (
 	F32  DType = iota // 4-byte IEEE float
 	BF16              // 2-byte bfloat16, storage only (weights); converted to f32 on load
 )
+
+// Size is the bytes per element (0 for an unknown DType).
+func (d DType) Size() int {
+	switch d {
+	case F32:
+		return 4
+	case BF16:
+		return 2
+	}
+	return 0
+}
 
 func (d DType) String() string {
 	switch d {
@@ -124,6 +154,10 @@ type Backend interface {
 	Copy(dst, src Buffer)              // device → device, equal lengths and dtypes
 	Fill(dst Buffer, v float32)        // every element = v
 	Sync() error                       // waits for queued work; returns and clears the first recorded error
+	// Upload copies raw bytes, dst.Len() little-endian elements of
+	// dst.DType() (4 bytes each for F32, 2 for BF16), into dst as they are:
+	// no conversion (a checkpoint tensor goes straight to the device).
+	Upload(dst Buffer, raw []byte)
 
 	// MatMul: see MatMulParams.
 	MatMul(c, a, b Buffer, p MatMulParams)
@@ -188,6 +222,20 @@ type Backend interface {
 	// Sample draws one token per row of logits [N,V] with uniforms u [N]
 	// (host) into ids [N] (host). See SampleParams.
 	Sample(ids []int32, logits Buffer, u []float32, N, V int, p SampleParams)
+}
+
+// Mapper is implemented by backends whose buffers are host memory (the CPU
+// backend). Map wraps raw, len(raw)/dt.Size() little-endian elements, as a
+// read-only Buffer without copying, for instance a read-only mmap of a
+// safetensors file. raw must stay valid and unchanged until the buffer is
+// freed; Free forgets it and never frees or writes it. Every op that would
+// write a mapped buffer or a view of one (as an output, in-place state, or
+// the destination of CopyIn, Upload, Fill or Copy) records an error and
+// writes nothing. Map fails when raw's address is not a multiple of the
+// element size or its length not a multiple of it; the caller then falls
+// back to Alloc and Upload.
+type Mapper interface {
+	Map(dt DType, raw []byte) (Buffer, error)
 }
 
 // DropoutUniform is the counter-based uniform in [0,1) shared by every

@@ -60,7 +60,7 @@ type sgemmImpl struct {
 var sgemmImpls = []sgemmImpl{
 	{"gonum", gonumSGEMM},
 	{"default", func(m, n, k int, tA, tB bool) func() error {
-		return backendSGEMM(newCPU(newGoBLAS().Sgemm), m, n, k, tA, tB)
+		return backendSGEMM(newCPU(newGoBLAS().config()), m, n, k, tA, tB)
 	}},
 }
 

@@ -11,13 +11,8 @@ var defaultBLAS = newGoBLAS()
 // blasName: "asm-avx512", "asm-avx2" or "gonum".
 var blasName = defaultBLAS.name()
 
-// gemmSplit: the packed SGEMM runs on one goroutine, so the backend splits
-// large products; gonum's sgemm parallelizes them itself.
-var gemmSplit = defaultBLAS.k != nil
-
-// gemmAlignM, gemmAlignN: split blocks of rows (columns) are multiples of
-// the microkernel tile, so only the last block has a partial tile.
-var gemmAlignM, gemmAlignN = defaultBLAS.align()
+// cpuDefault is the CPU backend's matmul in this build (goBLAS.config).
+var cpuDefault = defaultBLAS.config()
 
 // setBLASThreads is a no-op without OpenBLAS.
 func setBLASThreads(int) {}

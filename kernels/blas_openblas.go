@@ -24,12 +24,11 @@ var defaultBLAS netlib.Implementation
 
 const blasName = "openblas"
 
-// gemmSplit: split large products over goroutines (OpenBLAS runs one
-// thread per call).
-const gemmSplit = true
-
-// gemmAlignM, gemmAlignN: split blocks are multiples of 16 rows/columns.
-const gemmAlignM, gemmAlignN = 16, 16
+// cpuDefault: split large products over goroutines (OpenBLAS runs one
+// thread per call) in blocks of multiples of 16 rows/columns; OpenBLAS has
+// no bf16 operand, so cpu_matmul.go widens a BF16 B in bounded column
+// blocks.
+var cpuDefault = cpuBLAS{sgemm: defaultBLAS.Sgemm, split: true, alignM: 16, alignN: 16}
 
 func init() { setBLASThreads(1) }
 

@@ -1,7 +1,6 @@
 package kernels
 
 import (
-	"fmt"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -12,29 +11,48 @@ import (
 // cpuBackend is the pure-Go Backend. Buffers live in Go memory: F32
 // buffers as []float32, BF16 buffers as []uint16 converted on access.
 //
-// BF16 support: CopyIn/CopyOut/Copy/Fill/View, Embedding's table and
-// MatMul's B operand read BF16 directly; every other read-only input may be
-// BF16 too but is converted into a temporary per call (slow; keep
-// activations F32). Outputs, MatMul's A and C, and in-place state (AdamW's
-// param/m/v, KV caches) must be F32; anything else records an error.
+// BF16 support: CopyIn/CopyOut/Copy/Fill/Upload/View, Embedding's table,
+// MatMul's B operand (packed straight from bf16 by the assembly SGEMM,
+// widened in bounded column blocks for gonum and OpenBLAS), and the
+// logits of LogProbs, LogProbsBackward and Sample (widened a row at a time)
+// read BF16 directly; every other read-only input may be BF16 too but is
+// converted into a temporary per call (meant for vectors such as norm
+// weights and biases; keep activations F32). Outputs, MatMul's A and C, and
+// in-place state (AdamW's param/m/v, KV caches) must be F32; anything else
+// records an error.
 //
-// Ops use the first n elements of their buffers: a buffer longer than an op
-// needs is fine, a shorter one records an error. CopyIn, CopyOut and Copy
-// need equal lengths (use View for part of a buffer). Elementwise ops (AXPBY,
-// Mul, AddBias, SwiGLU, Dropout, RoPE, RMSNorm's out) may write in place over
-// an input; MatMul, Attention and the backward ops must not alias.
+// Map (Mapper) wraps host memory, such as a read-only mmap of a checkpoint,
+// as a read-only buffer without copying; see cpu_mem.go.
+//
+// Arguments follow the conventions of backend.go (lengths, dtypes, aliasing,
+// zero sizes), checked by ArgCheck (check.go) as in every backend.
 //
 // The backend is safe for concurrent use by several goroutines; each op
 // parallelizes itself over GOMAXPROCS goroutines when it is large enough.
 type cpuBackend struct {
-	mu    sync.Mutex
-	err   error
+	cpuBLAS
+	mu  sync.Mutex
+	err error
+	par int // worker goroutines per op
+}
+
+// cpuBLAS is the matmul of a CPU backend.
+type cpuBLAS struct {
 	sgemm sgemmFunc
-	par   int // worker goroutines per op
+	bgemm bf16GemmFunc // nil: widen a BF16 B in column blocks for sgemm
+	// split: cut large products over goroutines in blocks of multiples of
+	// alignM rows or alignN columns (see gemm); false when sgemm runs its
+	// own goroutines.
+	split          bool
+	alignM, alignN int
+	gonum          bool // sgemm is gonum's (see widenWidth)
 }
 
 // sgemmFunc is blas.Float32.Sgemm (row-major).
 type sgemmFunc func(tA, tB blas.Transpose, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int)
+
+// bf16GemmFunc is sgemmFunc with B as bfloat16 bits.
+type bf16GemmFunc func(tA, tB blas.Transpose, m, n, k int, alpha float32, a []float32, lda int, b []uint16, ldb int, beta float32, c []float32, ldc int)
 
 var _ Backend = (*cpuBackend)(nil)
 
@@ -44,32 +62,14 @@ var _ Backend = (*cpuBackend)(nil)
 // architectures or with -tags purego, or OpenBLAS when built with
 // -tags openblas (see blas_noopenblas.go, blas_openblas.go).
 func NewCPU() Backend {
-	return newCPU(defaultBLAS.Sgemm)
+	return newCPU(cpuDefault)
 }
 
-func newCPU(f sgemmFunc) *cpuBackend {
-	return &cpuBackend{sgemm: f, par: runtime.GOMAXPROCS(0)}
+func newCPU(m cpuBLAS) *cpuBackend {
+	return &cpuBackend{cpuBLAS: m, par: runtime.GOMAXPROCS(0)}
 }
 
 func (c *cpuBackend) Name() string { return "cpu/" + blasName }
-
-// cpuStore is the memory of one Alloc.
-type cpuStore struct {
-	f     []float32 // F32
-	h     []uint16  // BF16
-	freed bool
-}
-
-// cpuBuf is an Alloc'd buffer or a view [off, off+n) of one.
-type cpuBuf struct {
-	st     *cpuStore
-	off, n int
-	dt     DType
-	view   bool
-}
-
-func (b *cpuBuf) Len() int     { return b.n }
-func (b *cpuBuf) DType() DType { return b.dt }
 
 func (c *cpuBackend) fail(err error) {
 	c.mu.Lock()
@@ -87,113 +87,35 @@ func (c *cpuBackend) Sync() error {
 	return err
 }
 
-func (c *cpuBackend) Alloc(dt DType, n int) Buffer {
-	if n < 0 {
-		c.fail(fmt.Errorf("cpu: Alloc: negative length %d", n))
-		n = 0
-	}
-	st := &cpuStore{}
-	switch dt {
-	case F32:
-		st.f = make([]float32, n)
-	case BF16:
-		st.h = make([]uint16, n)
-	default:
-		c.fail(fmt.Errorf("cpu: Alloc: unknown dtype %d", dt))
-		dt = F32
-		st.f = make([]float32, n)
-	}
-	return &cpuBuf{st: st, n: n, dt: dt}
-}
-
-func (c *cpuBackend) Free(b Buffer) {
-	cb, ok := b.(*cpuBuf)
-	if !ok || cb == nil {
-		c.fail(fmt.Errorf("cpu: Free: not a cpu buffer (%T)", b))
-		return
-	}
-	if cb.view {
-		return
-	}
-	cb.st.freed = true
-	cb.st.f, cb.st.h = nil, nil
-}
-
-func (c *cpuBackend) View(b Buffer, off, n int) Buffer {
-	cb := c.buf("View", "b", b)
-	if cb == nil {
-		return &cpuBuf{st: &cpuStore{freed: true}, dt: F32, view: true}
-	}
-	if off < 0 || n < 0 || off+n > cb.n {
-		c.fail(fmt.Errorf("cpu: View: [%d, %d) outside buffer of %d", off, off+n, cb.n))
-		return &cpuBuf{st: &cpuStore{freed: true}, dt: cb.dt, view: true}
-	}
-	return &cpuBuf{st: cb.st, off: cb.off + off, n: n, dt: cb.dt, view: true}
-}
-
-// buf checks that b is a live cpu buffer.
-func (c *cpuBackend) buf(op, name string, b Buffer) *cpuBuf {
-	cb, ok := b.(*cpuBuf)
-	if !ok || cb == nil {
-		c.fail(fmt.Errorf("cpu: %s: %s is not a cpu buffer (%T)", op, name, b))
-		return nil
-	}
-	if cb.st.freed {
-		c.fail(fmt.Errorf("cpu: %s: %s was freed", op, name))
-		return nil
-	}
-	return cb
-}
-
-// chk collects the argument checks of one op call; after the checks, bad
-// reports whether any failed (the first failure is recorded on the backend).
+// chk is the argument checks of one CPU op call (ArgCheck, check.go) with
+// accessors that return the checked buffers' elements.
 type chk struct {
-	c   *cpuBackend
-	op  string
-	bad bool
+	ArgCheck
+	c *cpuBackend
 }
 
-func (k *chk) failf(format string, a ...any) {
-	if !k.bad {
-		k.c.fail(fmt.Errorf("cpu: %s: %s", k.op, fmt.Sprintf(format, a...)))
-	}
-	k.bad = true
+func (c *cpuBackend) check(op string) chk {
+	return chk{ArgCheck: ArgCheck{Backend: "cpu", Op: op, Record: c.fail}, c: c}
 }
 
-// dims fails unless every value is ≥ 0.
-func (k *chk) dims(names string, v ...int) {
-	for _, x := range v {
-		if x < 0 {
-			k.failf("negative dimension in %s = %v", names, v)
-			return
-		}
-	}
+// buf checks buffer argument name (see Arg).
+func (k *chk) buf(name string, b Buffer, n int, acc Access) *cpuBuf {
+	return Arg[*cpuBuf](&k.ArgCheck, name, b, n, acc)
 }
 
-func (k *chk) get(name string, b Buffer, n int) *cpuBuf {
-	if k.bad {
-		return nil
-	}
-	cb := k.c.buf(k.op, name, b)
-	if cb == nil {
-		k.bad = true
-		return nil
-	}
-	if cb.n < n {
-		k.failf("%s has %d elements, needs %d", name, cb.n, n)
-		return nil
-	}
-	return cb
-}
-
-// f32 returns the first n elements of an F32 buffer (outputs, state).
+// f32 returns the first n elements of a writable F32 buffer (outputs, state).
 func (k *chk) f32(name string, b Buffer, n int) []float32 {
-	cb := k.get(name, b, n)
+	cb := k.buf(name, b, n, Write)
 	if cb == nil {
 		return nil
 	}
-	if cb.dt != F32 {
-		k.failf("%s must be f32, is %v", name, cb.dt)
+	return cb.st.f[cb.off : cb.off+n]
+}
+
+// a32 returns the first n elements of a read-only F32 input (MatMul's A).
+func (k *chk) a32(name string, b Buffer, n int) []float32 {
+	cb := k.buf(name, b, n, ReadF32)
+	if cb == nil {
 		return nil
 	}
 	return cb.st.f[cb.off : cb.off+n]
@@ -202,7 +124,7 @@ func (k *chk) f32(name string, b Buffer, n int) []float32 {
 // in returns the first n elements of a read-only input as float32,
 // converting a BF16 buffer into a temporary.
 func (k *chk) in(name string, b Buffer, n int) []float32 {
-	cb := k.get(name, b, n)
+	cb := k.buf(name, b, n, Read)
 	if cb == nil {
 		return nil
 	}
@@ -214,82 +136,6 @@ func (k *chk) in(name string, b Buffer, n int) []float32 {
 		out[i] = Float32FromBF16(h)
 	}
 	return out
-}
-
-func (c *cpuBackend) CopyIn(dst Buffer, src []float32) {
-	k := chk{c: c, op: "CopyIn"}
-	cb := k.get("dst", dst, len(src))
-	if k.bad {
-		return
-	}
-	if cb.n != len(src) {
-		k.failf("dst has %d elements, src %d", cb.n, len(src))
-		return
-	}
-	if cb.dt == F32 {
-		copy(cb.st.f[cb.off:], src)
-		return
-	}
-	h := cb.st.h[cb.off : cb.off+cb.n]
-	for i, x := range src {
-		h[i] = BF16FromFloat32(x)
-	}
-}
-
-func (c *cpuBackend) CopyOut(dst []float32, src Buffer) {
-	k := chk{c: c, op: "CopyOut"}
-	cb := k.get("src", src, len(dst))
-	if k.bad {
-		return
-	}
-	if cb.n != len(dst) {
-		k.failf("src has %d elements, dst %d", cb.n, len(dst))
-		return
-	}
-	if cb.dt == F32 {
-		copy(dst, cb.st.f[cb.off:cb.off+cb.n])
-		return
-	}
-	for i, h := range cb.st.h[cb.off : cb.off+cb.n] {
-		dst[i] = Float32FromBF16(h)
-	}
-}
-
-func (c *cpuBackend) Copy(dst, src Buffer) {
-	k := chk{c: c, op: "Copy"}
-	d := k.get("dst", dst, 0)
-	s := k.get("src", src, 0)
-	if k.bad {
-		return
-	}
-	if d.n != s.n || d.dt != s.dt {
-		k.failf("dst is %d×%v, src %d×%v", d.n, d.dt, s.n, s.dt)
-		return
-	}
-	if d.dt == F32 {
-		copy(d.st.f[d.off:d.off+d.n], s.st.f[s.off:s.off+s.n])
-	} else {
-		copy(d.st.h[d.off:d.off+d.n], s.st.h[s.off:s.off+s.n])
-	}
-}
-
-func (c *cpuBackend) Fill(dst Buffer, v float32) {
-	k := chk{c: c, op: "Fill"}
-	d := k.get("dst", dst, 0)
-	if k.bad {
-		return
-	}
-	if d.dt == F32 {
-		f := d.st.f[d.off : d.off+d.n]
-		for i := range f {
-			f[i] = v
-		}
-		return
-	}
-	h, hv := d.st.h[d.off:d.off+d.n], BF16FromFloat32(v)
-	for i := range h {
-		h[i] = hv
-	}
 }
 
 // parallelFor runs fn over [0, n) split into at most c.par contiguous

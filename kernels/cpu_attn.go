@@ -40,35 +40,6 @@ type attnBufs struct {
 	q, k, v, out, lse, dout, dq, dk, dv []float32
 }
 
-// attnCheck validates p and the per-row inputs.
-func (c *cpuBackend) attnCheck(k *chk, p AttnParams) {
-	k.dims("B,Tq,Hq,Hkv,D,S,Tmax", p.B, p.Tq, p.Hq, p.Hkv, p.D, p.S, p.Tmax)
-	if k.bad {
-		return
-	}
-	if p.Hkv == 0 || p.Hq%p.Hkv != 0 {
-		k.failf("Hq = %d is not a multiple of Hkv = %d", p.Hq, p.Hkv)
-		return
-	}
-	for i, s := range [3][]int32{p.Slot, p.QPos, p.KLen} {
-		if s != nil && len(s) < p.B {
-			k.failf("%s has %d entries, needs B = %d", [3]string{"Slot", "QPos", "KLen"}[i], len(s), p.B)
-			return
-		}
-	}
-	for b := 0; b < p.B; b++ {
-		s, qp, kl := attnRow(p, b)
-		if s < 0 || s >= p.S {
-			k.failf("row %d reads slot %d of S = %d", b, s, p.S)
-			return
-		}
-		if qp < 0 || kl < 0 || kl > p.Tmax {
-			k.failf("row %d: QPos %d, KLen %d outside cache length Tmax = %d", b, qp, kl, p.Tmax)
-			return
-		}
-	}
-}
-
 // attnTiles enumerates the tiles of batch row b for KV head kvh.
 func attnTiles(p AttnParams, b, kvh int, fn func(g attnGeom)) {
 	s, qp, kl := attnRow(p, b)
@@ -98,8 +69,8 @@ func attnScale32(p AttnParams) float32 {
 
 // Attention writes out and lse; see AttnParams.
 func (c *cpuBackend) Attention(out, lse, q, k, v Buffer, p AttnParams) {
-	ck := chk{c: c, op: "Attention"}
-	c.attnCheck(&ck, p)
+	ck := c.check("Attention")
+	ck.Attn(p)
 	nq, nkv := p.B*p.Tq*p.Hq*p.D, p.S*p.Tmax*p.Hkv*p.D
 	var a attnBufs
 	a.out = ck.f32("out", out, nq)
@@ -107,7 +78,7 @@ func (c *cpuBackend) Attention(out, lse, q, k, v Buffer, p AttnParams) {
 	a.q = ck.in("q", q, nq)
 	a.k = ck.in("k", k, nkv)
 	a.v = ck.in("v", v, nkv)
-	if ck.bad || p.D == 0 || p.Hq == 0 {
+	if ck.Skip(nq) {
 		return
 	}
 	var tiles []attnGeom
@@ -170,8 +141,8 @@ func (c *cpuBackend) attnFwdTile(g *attnGeom, a *attnBufs, p AttnParams, scale f
 // Tiles that share a cache slot and KV head (and so accumulate into the
 // same rows of dk, dv) run on the same goroutine.
 func (c *cpuBackend) AttentionBackward(dq, dk, dv, dout, q, k, v, out, lse Buffer, p AttnParams) {
-	ck := chk{c: c, op: "AttentionBackward"}
-	c.attnCheck(&ck, p)
+	ck := c.check("AttentionBackward")
+	ck.Attn(p)
 	nq, nkv := p.B*p.Tq*p.Hq*p.D, p.S*p.Tmax*p.Hkv*p.D
 	var a attnBufs
 	a.dq = ck.f32("dq", dq, nq)
@@ -183,13 +154,13 @@ func (c *cpuBackend) AttentionBackward(dq, dk, dv, dout, q, k, v, out, lse Buffe
 	a.v = ck.in("v", v, nkv)
 	a.out = ck.in("out", out, nq)
 	a.lse = ck.in("lse", lse, p.B*p.Tq*p.Hq)
-	if ck.bad {
+	if ck.Bad {
 		return
 	}
 	clear(a.dq)
 	clear(a.dk)
 	clear(a.dv)
-	if p.D == 0 || p.Hq == 0 {
+	if ck.Skip(nq, nkv) {
 		return
 	}
 	// Group batch rows by slot so each (slot, kvh) item owns its dk/dv rows.

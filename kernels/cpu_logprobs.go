@@ -27,30 +27,23 @@ func rowMax(row []float32) float32 {
 // probability tensor is materialized. Entropy H = log s − Σ e·(x−m)/s with
 // e = exp(x−m), s = Σ e.
 func (c *cpuBackend) LogProbs(lp, lse, ent, logits Buffer, targets []int32, N, V int) {
-	k := chk{c: c, op: "LogProbs"}
-	k.dims("N,V", N, V)
-	if len(targets) < N {
-		k.failf("targets has %d entries, needs N = %d", len(targets), N)
-	}
+	k := c.check("LogProbs")
+	k.Vocab(N, V)
+	k.Side("targets", len(targets), N)
 	lps := k.f32("lp", lp, N)
 	lses := k.f32("lse", lse, N)
 	var ents []float32
 	if ent != nil {
 		ents = k.f32("ent", ent, N)
 	}
-	x := k.in("logits", logits, N*V)
-	if k.bad {
+	x := k.rows("logits", logits, N, V)
+	if k.Skip(N) || !k.Targets(targets[:N], V) {
 		return
 	}
-	for n := 0; n < N; n++ {
-		if targets[n] >= int32(V) {
-			k.failf("targets[%d] = %d outside [0, %d)", n, targets[n], V)
-			return
-		}
-	}
 	c.parallelFor(N, max(1, (1<<14)/max(V, 1)), func(lo, hi int) {
+		var tmp []float32
 		for n := lo; n < hi; n++ {
-			row := x[n*V : n*V+V]
+			row := x.row(n, &tmp)
 			m := rowMax(row)
 			var s, t float64
 			var buf [512]float32 // exp(row − m) by segments (vec.Exp)
@@ -91,33 +84,27 @@ func (c *cpuBackend) LogProbs(lp, lse, ent, logits Buffer, targets []int32, N, V
 // LogProbsBackward: dlogits = dlp·(onehot(target) − exp(logits − lse)),
 // 0 on rows whose target is negative.
 func (c *cpuBackend) LogProbsBackward(dlogits, dlp, logits, lse Buffer, targets []int32, N, V int) {
-	k := chk{c: c, op: "LogProbsBackward"}
-	k.dims("N,V", N, V)
-	if len(targets) < N {
-		k.failf("targets has %d entries, needs N = %d", len(targets), N)
-	}
+	k := c.check("LogProbsBackward")
+	k.Vocab(N, V)
+	k.Side("targets", len(targets), N)
 	dx := k.f32("dlogits", dlogits, N*V)
 	d := k.in("dlp", dlp, N)
-	x := k.in("logits", logits, N*V)
+	x := k.rows("logits", logits, N, V)
 	l := k.in("lse", lse, N)
-	if k.bad {
+	if k.Skip(N) || !k.Targets(targets[:N], V) {
 		return
 	}
-	for n := 0; n < N; n++ {
-		if targets[n] >= int32(V) {
-			k.failf("targets[%d] = %d outside [0, %d)", n, targets[n], V)
-			return
-		}
-	}
 	c.parallelFor(N, max(1, (1<<14)/max(V, 1)), func(lo, hi int) {
+		var tmp []float32
 		for n := lo; n < hi; n++ {
-			out, row := dx[n*V:n*V+V], x[n*V:n*V+V]
+			out := dx[n*V : n*V+V]
 			tg := targets[n]
 			if tg < 0 {
 				clear(out)
 				continue
 			}
 			g, ln := -d[n], l[n]
+			row := x.row(n, &tmp)
 			for v, xv := range row {
 				out[v] = xv - ln
 			}
@@ -137,22 +124,17 @@ func (c *cpuBackend) LogProbsBackward(dlogits, dlp, logits, lse Buffer, targets 
 // and the draw each walk the bins, skip every bin that cannot contain their
 // answer, and sort only the one bin that does. Cost: a few passes over V.
 func (c *cpuBackend) Sample(ids []int32, logits Buffer, u []float32, N, V int, p SampleParams) {
-	k := chk{c: c, op: "Sample"}
-	k.dims("N,V,TopK", N, V, p.TopK)
-	if len(ids) < N || len(u) < N {
-		k.failf("ids/u have %d/%d entries, need N = %d", len(ids), len(u), N)
-	}
-	if !(p.Temperature >= 0) {
-		k.failf("Temperature = %v < 0", p.Temperature)
-	}
-	x := k.in("logits", logits, N*V)
-	if k.bad || V == 0 {
+	k := c.check("Sample")
+	k.Sample(len(ids), u, N, V, p)
+	x := k.rows("logits", logits, N, V)
+	if k.Skip(N) {
 		return
 	}
 	c.parallelFor(N, 1, func(lo, hi int) {
 		var s sampler
+		var tmp []float32
 		for n := lo; n < hi; n++ {
-			row := x[n*V : n*V+V]
+			row := x.row(n, &tmp)
 			if p.Temperature == 0 {
 				best := 0
 				for v, xv := range row {
@@ -281,4 +263,41 @@ func (s *sampler) members(b int) []int32 {
 	slices.SortStableFunc(s.memb, func(a, b int32) int { return cmp.Compare(row[b], row[a]) })
 	s.mBin = b
 	return s.memb
+}
+
+// rows is a read-only [N, V] input read one row at a time: rows of an F32
+// buffer are slices of it, rows of a BF16 buffer are widened into the
+// caller's row buffer (so no N×V temporary exists).
+type rows struct {
+	f []float32
+	h []uint16
+	V int
+}
+
+// rows checks an [N, V] read-only input.
+func (k *chk) rows(name string, b Buffer, N, V int) rows {
+	cb := k.buf(name, b, N*V, Read)
+	if cb == nil {
+		return rows{}
+	}
+	if cb.dt == F32 {
+		return rows{f: cb.st.f[cb.off : cb.off+N*V], V: V}
+	}
+	return rows{h: cb.st.h[cb.off : cb.off+N*V], V: V}
+}
+
+// row returns row n as float32, widening into *tmp for BF16 (the slice is
+// valid until the next call with the same tmp).
+func (r rows) row(n int, tmp *[]float32) []float32 {
+	if r.h == nil {
+		return r.f[n*r.V : n*r.V+r.V]
+	}
+	if cap(*tmp) < r.V {
+		*tmp = make([]float32, r.V)
+	}
+	out := (*tmp)[:r.V]
+	for i, h := range r.h[n*r.V : n*r.V+r.V] {
+		out[i] = Float32FromBF16(h)
+	}
+	return out
 }

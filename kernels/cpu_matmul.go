@@ -8,27 +8,18 @@ import "gonum.org/v1/gonum/blas"
 //	B [Batch: StrideB] K×N (N×K with TransB), F32 or BF16
 //	C [Batch: StrideC] M×N
 //
-// A BF16 B operand is widened into a pooled scratch array per batch item
-// (once when StrideB = 0 broadcasts it).
+// A BF16 B operand is read as bf16 by the assembly SGEMM, which widens it
+// while packing (no float32 copy of B; results bit-identical to the product
+// with the widened B). With gonum or OpenBLAS it is widened in column
+// blocks of at most widenBlockElems elements (matMulWidened).
 func (c *cpuBackend) MatMul(cb, ab, bb Buffer, p MatMulParams) {
-	k := chk{c: c, op: "MatMul"}
-	k.dims("Batch,M,N,K,StrideA,StrideB,StrideC", p.Batch, p.M, p.N, p.K, p.StrideA, p.StrideB, p.StrideC)
-	if k.bad {
-		return
-	}
+	k := c.check("MatMul")
+	nA, nB, nC := k.MatMul(p)
+	C := k.f32("c", cb, nC)
+	A := k.a32("a", ab, nA)
+	B := k.buf("b", bb, nB, Read)
 	M, N, K := p.M, p.N, p.K
-	if p.Batch == 0 || M == 0 || N == 0 {
-		return
-	}
-	if p.Batch > 1 && p.StrideC < M*N {
-		k.failf("StrideC %d < M·N = %d with Batch %d (outputs would overlap)", p.StrideC, M*N, p.Batch)
-		return
-	}
-	span := func(stride, size int) int { return (p.Batch-1)*stride + size }
-	C := k.f32("c", cb, span(p.StrideC, M*N))
-	A := k.f32("a", ab, span(p.StrideA, M*K))
-	B := k.get("b", bb, span(p.StrideB, K*N))
-	if k.bad {
+	if k.Skip(p.Batch, M, N) {
 		return
 	}
 	if K == 0 { // C = Beta·C
@@ -52,59 +43,73 @@ func (c *cpuBackend) MatMul(cb, ab, bb Buffer, p MatMulParams) {
 	if p.TransB {
 		tB, ldb = blas.Trans, K
 	}
-	var conv *[]float32
-	bf16At := func(bt int) []float32 {
-		if conv == nil {
-			conv = getScratch(K * N)
-		} else if p.StrideB == 0 && bt > 0 {
-			return *conv
-		}
-		src := B.st.h[B.off+bt*p.StrideB:][:K*N]
-		dst := *conv
-		for i, h := range src {
-			dst[i] = Float32FromBF16(h)
-		}
-		return dst
-	}
-	one := func(bt int, bs []float32) {
-		c.gemm(tA, tB, M, N, K, p.Alpha, A[bt*p.StrideA:][:M*K], lda, bs, ldb, p.Beta, C[bt*p.StrideC:][:M*N], N)
-	}
-	if B.dt == BF16 {
-		for bt := 0; bt < p.Batch; bt++ {
-			one(bt, bf16At(bt))
-		}
-		putScratch(conv)
+	bm := bmat{f: B.st.f, h: B.st.h, bf16: B.dt == BF16}
+	if bm.bf16 && c.bgemm == nil {
+		c.matMulWidened(p, A, bm.at(B.off, nB), C, tA, lda, tB)
 		return
 	}
-	Bf := B.st.f[B.off:]
-	bAt := func(bt int) []float32 { return Bf[bt*p.StrideB:][:K*N] }
+	item := func(bt int) {
+		c.gemm(tA, tB, M, N, K, p.Alpha, A[bt*p.StrideA:][:M*K], lda, bm.at(B.off+bt*p.StrideB, K*N), ldb, p.Beta, C[bt*p.StrideC:][:M*N], N)
+	}
 	// Many small products: one goroutine per chunk of batch items (BLAS
 	// does not parallelize small matrices); large ones: BLAS threads.
 	if p.Batch > 1 && M*N*K < 1<<18 {
 		c.parallelFor(p.Batch, max(1, (1<<16)/(M*N*K+1)), func(lo, hi int) {
 			for bt := lo; bt < hi; bt++ {
-				c.sgemm(tA, tB, M, N, K, p.Alpha, A[bt*p.StrideA:][:M*K], lda, bAt(bt), ldb, p.Beta, C[bt*p.StrideC:][:M*N], N)
+				item(bt)
 			}
 		})
 		return
 	}
 	for bt := 0; bt < p.Batch; bt++ {
-		one(bt, bAt(bt))
+		item(bt)
 	}
 }
 
-// gemm is one sgemm; with gemmSplit, a product of at least 2²¹ multiply-adds
+// bmat is MatMul's B operand: float32 elements, or bfloat16 bits when bf16.
+type bmat struct {
+	f    []float32
+	h    []uint16
+	bf16 bool
+}
+
+// at is the n elements of m from off.
+func (m bmat) at(off, n int) bmat {
+	if m.bf16 {
+		return bmat{h: m.h[off : off+n], bf16: true}
+	}
+	return bmat{f: m.f[off : off+n]}
+}
+
+// from is m from element off on.
+func (m bmat) from(off int) bmat {
+	if m.bf16 {
+		return bmat{h: m.h[off:], bf16: true}
+	}
+	return bmat{f: m.f[off:]}
+}
+
+// sgemm1 is one single call of the BLAS with B f32 or (c.bgemm) bf16.
+func (c *cpuBackend) sgemm1(tA, tB blas.Transpose, M, N, K int, alpha float32, a []float32, lda int, b bmat, ldb int, beta float32, cc []float32, ldc int) {
+	if b.bf16 {
+		c.bgemm(tA, tB, M, N, K, alpha, a, lda, b.h, ldb, beta, cc, ldc)
+		return
+	}
+	c.sgemm(tA, tB, M, N, K, alpha, a, lda, b.f, ldb, beta, cc, ldc)
+}
+
+// gemm is one sgemm; with c.split, a product of at least 2²¹ multiply-adds
 // is cut into c.par blocks of rows of C (or of columns when N > M), one
 // single-threaded BLAS call per goroutine. Blocks are multiples of
-// gemmAlignM rows (gemmAlignN columns): the BLAS's register tile.
-func (c *cpuBackend) gemm(tA, tB blas.Transpose, M, N, K int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, cc []float32, ldc int) {
-	if !gemmSplit || c.par < 2 || M*N*K < 1<<21 {
-		c.sgemm(tA, tB, M, N, K, alpha, a, lda, b, ldb, beta, cc, ldc)
+// c.alignM rows (c.alignN columns): the BLAS's register tile.
+func (c *cpuBackend) gemm(tA, tB blas.Transpose, M, N, K int, alpha float32, a []float32, lda int, b bmat, ldb int, beta float32, cc []float32, ldc int) {
+	if !c.split || c.par < 2 || M*N*K < 1<<21 {
+		c.sgemm1(tA, tB, M, N, K, alpha, a, lda, b, ldb, beta, cc, ldc)
 		return
 	}
 	if M >= N {
 		blk := (M + c.par - 1) / c.par
-		blk = (blk + gemmAlignM - 1) / gemmAlignM * gemmAlignM
+		blk = (blk + c.alignM - 1) / c.alignM * c.alignM
 		c.parallelFor((M+blk-1)/blk, 1, func(lo, hi int) {
 			for i := lo; i < hi; i++ {
 				m0 := i * blk
@@ -113,13 +118,13 @@ func (c *cpuBackend) gemm(tA, tB blas.Transpose, M, N, K int, alpha float32, a [
 				if tA == blas.Trans {
 					aoff = m0 // columns of the stored K×M A
 				}
-				c.sgemm(tA, tB, mb, N, K, alpha, a[aoff:], lda, b, ldb, beta, cc[m0*ldc:], ldc)
+				c.sgemm1(tA, tB, mb, N, K, alpha, a[aoff:], lda, b, ldb, beta, cc[m0*ldc:], ldc)
 			}
 		})
 		return
 	}
 	blk := (N + c.par - 1) / c.par
-	blk = (blk + gemmAlignN - 1) / gemmAlignN * gemmAlignN
+	blk = (blk + c.alignN - 1) / c.alignN * c.alignN
 	c.parallelFor((N+blk-1)/blk, 1, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			n0 := i * blk
@@ -128,7 +133,91 @@ func (c *cpuBackend) gemm(tA, tB blas.Transpose, M, N, K int, alpha float32, a [
 			if tB == blas.Trans {
 				boff = n0 * ldb // rows of the stored N×K B
 			}
-			c.sgemm(tA, tB, M, nb, K, alpha, a, lda, b[boff:], ldb, beta, cc[n0:], ldc)
+			c.sgemm1(tA, tB, M, nb, K, alpha, a, lda, b.from(boff), ldb, beta, cc[n0:], ldc)
+		}
+	})
+}
+
+// widenBlockElems bounds the float32 scratch of matMulWidened: 4 Mi
+// elements (16 MiB) per call, whatever the size of B (gonum's x·Wᵀ may
+// need blocks of up to 4·64 columns, more for K > 16384).
+var widenBlockElems = 1 << 22
+
+// matMulWidened is MatMul with a BF16 B for a BLAS that reads only float32
+// (gonum, OpenBLAS): op(B) is widened a block of columns at a time and each
+// block is one product C[:, n0:n0+w] = op(A)·op(B)[:, n0:n0+w] through
+// gemm (blocks: widenWidth). A broadcast B (StrideB = 0) is widened once
+// per block for the whole batch. b holds B's elements over the batch.
+func (c *cpuBackend) matMulWidened(p MatMulParams, A []float32, b bmat, C []float32, tA blas.Transpose, lda int, tB blas.Transpose) {
+	M, N, K := p.M, p.N, p.K
+	nb, merge := c.widenWidth(tA, tB, M, N, K)
+	wmax := nb
+	if merge {
+		wmax = min(N, 2*nb-1)
+	}
+	sp := getScratch(K * wmax)
+	defer putScratch(sp)
+	for n0, w := 0, 0; n0 < N; n0 += w {
+		w = min(nb, N-n0)
+		if merge && N-n0 < 2*nb {
+			w = N - n0 // the tail joins the last block
+		}
+		blk := (*sp)[:K*w]
+		ldw := w // the block of the stored K×N B: K rows of w
+		if tB == blas.Trans {
+			ldw = K // the block of the stored N×K B: w rows of K
+		}
+		for bt := 0; bt < p.Batch; bt++ {
+			if bt == 0 || p.StrideB != 0 {
+				c.widenCols(blk, b.h[bt*p.StrideB:][:K*N], tB == blas.Trans, K, N, n0, w)
+			}
+			c.gemm(tA, tB, M, w, K, p.Alpha, A[bt*p.StrideA:][:M*K], lda, bmat{f: blk}, ldw, p.Beta, C[bt*p.StrideC+n0:], N)
+		}
+	}
+}
+
+// widenWidth is the column block width nb of matMulWidened (K·nb ≤
+// widenBlockElems, nb a multiple of the split's column alignment), and
+// whether a tail shorter than nb joins the last block. For gonum, whose
+// C = x·Wᵀ sums each row·row dot product over all of K when the product
+// has fewer than 4 tiles of 64×64 and in chunks of 64 otherwise, blocks are
+// whole 64-column tiles and, when the whole product has 4 tiles or more,
+// so does every block (the tail joins the last one): every element of C is
+// then the same sum as in one call over all of B.
+func (c *cpuBackend) widenWidth(tA, tB blas.Transpose, M, N, K int) (nb int, merge bool) {
+	if !c.gonum {
+		return min(N, max(c.alignN, widenBlockElems/K/c.alignN*c.alignN)), false
+	}
+	const tile = 64
+	nb = max(tile, widenBlockElems/2/K/tile*tile)
+	if tA == blas.NoTrans && tB == blas.Trans {
+		tiles := func(n int) int { return (n + tile - 1) / tile }
+		if rows := tiles(M); rows*tiles(N) >= 4 {
+			nb = max(nb, tile*((4+rows-1)/rows))
+		}
+	}
+	return min(N, nb), true
+}
+
+// widenCols widens columns [n0, n0+w) of op(B) (K×N; B stored N×K when
+// tB) into dst, laid out as the stored B's block: K rows of w, or (tB) w
+// rows of K.
+func (c *cpuBackend) widenCols(dst []float32, h []uint16, tB bool, K, N, n0, w int) {
+	if tB {
+		src := h[n0*K : (n0+w)*K]
+		c.parallelFor(len(src), grainElems, func(lo, hi int) {
+			for i, v := range src[lo:hi] {
+				dst[lo+i] = Float32FromBF16(v)
+			}
+		})
+		return
+	}
+	c.parallelFor(K, rowGrain(w), func(lo, hi int) {
+		for p := lo; p < hi; p++ {
+			d := dst[p*w : p*w+w]
+			for j, v := range h[p*N+n0 : p*N+n0+w] {
+				d[j] = Float32FromBF16(v)
+			}
 		}
 	})
 }

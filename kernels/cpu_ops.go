@@ -18,23 +18,13 @@ func rowGrain(C int) int { return max(1, grainElems/max(C, 1)) }
 
 // Embedding: out[n,c] = table[ids[n],c]; table [V,C] F32 or BF16, out [N,C].
 func (c *cpuBackend) Embedding(out, table Buffer, ids []int32, C int) {
-	k := chk{c: c, op: "Embedding"}
-	k.dims("C", C)
+	k := c.check("Embedding")
+	k.Dims("C", C)
 	N := len(ids)
 	o := k.f32("out", out, N*C)
-	t := k.get("table", table, 0)
-	if k.bad {
+	t := k.buf("table", table, 0, Read)
+	if k.Skip(N, C) || !k.IDs("ids", ids, t.n/C) {
 		return
-	}
-	if C == 0 {
-		return
-	}
-	V := t.n / C
-	for n, id := range ids {
-		if id < 0 || int(id) >= V {
-			k.failf("ids[%d] = %d outside [0, %d)", n, id, V)
-			return
-		}
 	}
 	c.parallelFor(N, rowGrain(C), func(lo, hi int) {
 		for n := lo; n < hi; n++ {
@@ -54,29 +44,20 @@ func (c *cpuBackend) Embedding(out, table Buffer, ids []int32, C int) {
 // EmbeddingBackward: dtable = 0; dtable[ids[n],c] += dout[n,c]. Parallel
 // over column blocks, so no two goroutines touch the same element.
 func (c *cpuBackend) EmbeddingBackward(dtable, dout Buffer, ids []int32, C int) {
-	k := chk{c: c, op: "EmbeddingBackward"}
-	k.dims("C", C)
+	k := c.check("EmbeddingBackward")
+	k.Dims("C", C)
 	N := len(ids)
 	d := k.in("dout", dout, N*C)
-	t := k.get("dtable", dtable, 0)
-	if k.bad {
-		return
-	}
-	if C == 0 {
+	t := k.buf("dtable", dtable, 0, Write)
+	if k.Skip(C) {
 		return
 	}
 	V := t.n / C
-	dt := k.f32("dtable", dtable, V*C)
-	if k.bad {
+	dt := t.st.f[t.off : t.off+V*C]
+	clear(dt)
+	if k.Skip(N) || !k.IDs("ids", ids, V) {
 		return
 	}
-	for n, id := range ids {
-		if id < 0 || int(id) >= V {
-			k.failf("ids[%d] = %d outside [0, %d)", n, id, V)
-			return
-		}
-	}
-	clear(dt)
 	c.parallelFor(C, 64, func(lo, hi int) {
 		for n, id := range ids {
 			dst := dt[int(id)*C+lo : int(id)*C+hi]
@@ -90,13 +71,13 @@ func (c *cpuBackend) EmbeddingBackward(dtable, dout Buffer, ids []int32, C int) 
 
 // RMSNorm: rstd[n] = 1/sqrt(mean_c x² + eps); out = x·rstd·w. Parallel rows.
 func (c *cpuBackend) RMSNorm(out, rstd, x, w Buffer, N, C int, eps float32) {
-	k := chk{c: c, op: "RMSNorm"}
-	k.dims("N,C", N, C)
+	k := c.check("RMSNorm")
+	k.Dims("N,C", N, C)
 	o := k.f32("out", out, N*C)
 	r := k.f32("rstd", rstd, N)
 	xs := k.in("x", x, N*C)
 	ws := k.in("w", w, C)
-	if k.bad || C == 0 {
+	if k.Skip(N, C) {
 		return
 	}
 	c.parallelFor(N, rowGrain(C), func(lo, hi int) {
@@ -118,15 +99,15 @@ func (c *cpuBackend) RMSNorm(out, rstd, x, w Buffer, N, C int, eps float32) {
 // RMSNormBackward: dx = rstd·w·dout − x·rstd³·(Σ_c dout·w·x)/C;
 // dw = Σ_n dout·x·rstd (per-goroutine partial sums, then reduced).
 func (c *cpuBackend) RMSNormBackward(dx, dw, dout, x, w, rstd Buffer, N, C int) {
-	k := chk{c: c, op: "RMSNormBackward"}
-	k.dims("N,C", N, C)
+	k := c.check("RMSNormBackward")
+	k.Dims("N,C", N, C)
 	dxs := k.f32("dx", dx, N*C)
 	dws := k.f32("dw", dw, C)
 	ds := k.in("dout", dout, N*C)
 	xs := k.in("x", x, N*C)
 	ws := k.in("w", w, C)
 	rs := k.in("rstd", rstd, N)
-	if k.bad || C == 0 {
+	if k.Skip(C) { // N = 0: dw = 0 below
 		return
 	}
 	var parts [][]float64
@@ -161,32 +142,28 @@ func (c *cpuBackend) RMSNormBackward(dx, dw, dout, x, w, rstd Buffer, N, C int) 
 
 // RoPE: rotate-half rotation of x [N,H,D] by the tables' angles at pos[n].
 func (c *cpuBackend) RoPE(out, x, cos, sin Buffer, pos []int32, N, H, D int, inverse bool) {
-	k := chk{c: c, op: "RoPE"}
-	k.dims("N,H,D", N, H, D)
+	k := c.check("RoPE")
+	k.Dims("N,H,D", N, H, D)
 	if D%2 != 0 {
-		k.failf("head dim D = %d is odd", D)
+		k.Failf("head dim D = %d is odd", D)
 	}
-	if len(pos) < N {
-		k.failf("pos has %d entries, needs N = %d", len(pos), N)
-	}
+	k.Side("pos", len(pos), N)
 	o := k.f32("out", out, N*H*D)
 	xs := k.in("x", x, N*H*D)
-	cb := k.get("cos", cos, 0)
-	if k.bad || D == 0 {
+	cb := k.buf("cos", cos, 0, Read)
+	sb := k.buf("sin", sin, 0, Read)
+	if k.Skip(N, H, D) {
 		return
 	}
 	h2 := D / 2
-	P := cb.n / h2
-	co := k.in("cos", cos, P*h2)
-	si := k.in("sin", sin, P*h2)
-	if k.bad {
+	P := min(cb.n, sb.n) / h2
+	if !k.IDs("pos", pos[:N], P) {
 		return
 	}
-	for n := 0; n < N; n++ {
-		if pos[n] < 0 || int(pos[n]) >= P {
-			k.failf("pos[%d] = %d outside table of %d positions", n, pos[n], P)
-			return
-		}
+	co := k.in("cos", cos, P*h2)
+	si := k.in("sin", sin, P*h2)
+	if k.Bad {
+		return
 	}
 	c.parallelFor(N, rowGrain(H*D), func(lo, hi int) {
 		for n := lo; n < hi; n++ {
@@ -215,31 +192,24 @@ func (c *cpuBackend) RoPE(out, x, cos, sin Buffer, pos []int32, N, H, D int, inv
 
 // KVWrite copies x [B,T,Hkv,D] into cache [S,Tmax,Hkv,D] at (slot[b], pos[b]+t).
 func (c *cpuBackend) KVWrite(cache, x Buffer, slot, pos []int32, B, T, Hkv, D, Tmax int) {
-	k := chk{c: c, op: "KVWrite"}
-	k.dims("B,T,Hkv,D,Tmax", B, T, Hkv, D, Tmax)
-	if len(slot) < B || len(pos) < B {
-		k.failf("slot/pos have %d/%d entries, need B = %d", len(slot), len(pos), B)
-	}
+	k := c.check("KVWrite")
+	k.Dims("B,T,Hkv,D,Tmax", B, T, Hkv, D, Tmax)
+	k.Side("slot", len(slot), B)
+	k.Side("pos", len(pos), B)
 	xs := k.in("x", x, B*T*Hkv*D)
-	cb := k.get("cache", cache, 0)
-	if k.bad {
+	cb := k.buf("cache", cache, 0, Write)
+	if k.Skip(B, T, Hkv, D) {
 		return
 	}
 	row := Tmax * Hkv * D
-	if row == 0 {
+	S := 0
+	if row > 0 {
+		S = cb.n / row
+	}
+	if !k.KVRows(slot[:B], pos[:B], T, S, Tmax) {
 		return
 	}
-	S := cb.n / row
-	cs := k.f32("cache", cache, S*row)
-	if k.bad {
-		return
-	}
-	for b := 0; b < B; b++ {
-		if slot[b] < 0 || int(slot[b]) >= S || pos[b] < 0 || int(pos[b])+T > Tmax {
-			k.failf("row %d: slot %d pos %d (+T=%d) outside cache of %d slots × %d positions", b, slot[b], pos[b], T, S, Tmax)
-			return
-		}
-	}
+	cs := cb.st.f[cb.off : cb.off+S*row]
 	w := T * Hkv * D
 	for b := 0; b < B; b++ {
 		dst := (int(slot[b])*Tmax + int(pos[b])) * Hkv * D
@@ -249,12 +219,12 @@ func (c *cpuBackend) KVWrite(cache, x Buffer, slot, pos []int32, B, T, Hkv, D, T
 
 // SwiGLU: out = silu(gate)·up.
 func (c *cpuBackend) SwiGLU(out, gate, up Buffer, n int) {
-	k := chk{c: c, op: "SwiGLU"}
-	k.dims("n", n)
+	k := c.check("SwiGLU")
+	k.Dims("n", n)
 	o := k.f32("out", out, n)
 	g := k.in("gate", gate, n)
 	u := k.in("up", up, n)
-	if k.bad {
+	if k.Skip(n) {
 		return
 	}
 	c.parallelFor(n, grainElems/4, func(lo, hi int) {
@@ -264,14 +234,14 @@ func (c *cpuBackend) SwiGLU(out, gate, up Buffer, n int) {
 
 // SwiGLUBackward: dgate = dout·up·s·(1+g(1−s)), dup = dout·g·s, s = σ(g).
 func (c *cpuBackend) SwiGLUBackward(dgate, dup, dout, gate, up Buffer, n int) {
-	k := chk{c: c, op: "SwiGLUBackward"}
-	k.dims("n", n)
+	k := c.check("SwiGLUBackward")
+	k.Dims("n", n)
 	dg := k.f32("dgate", dgate, n)
 	du := k.f32("dup", dup, n)
 	d := k.in("dout", dout, n)
 	g := k.in("gate", gate, n)
 	u := k.in("up", up, n)
-	if k.bad {
+	if k.Skip(n) {
 		return
 	}
 	c.parallelFor(n, grainElems/4, func(lo, hi int) {
@@ -281,15 +251,15 @@ func (c *cpuBackend) SwiGLUBackward(dgate, dup, dout, gate, up Buffer, n int) {
 
 // AXPBY: out = alpha·a + beta·b (b unused when beta = 0).
 func (c *cpuBackend) AXPBY(out, a, b Buffer, alpha, beta float32, n int) {
-	k := chk{c: c, op: "AXPBY"}
-	k.dims("n", n)
+	k := c.check("AXPBY")
+	k.Dims("n", n)
 	o := k.f32("out", out, n)
 	as := k.in("a", a, n)
 	var bs []float32
 	if beta != 0 {
 		bs = k.in("b", b, n)
 	}
-	if k.bad {
+	if k.Skip(n) {
 		return
 	}
 	c.parallelFor(n, grainElems, func(lo, hi int) {
@@ -303,12 +273,12 @@ func (c *cpuBackend) AXPBY(out, a, b Buffer, alpha, beta float32, n int) {
 
 // Mul: out = a·b.
 func (c *cpuBackend) Mul(out, a, b Buffer, n int) {
-	k := chk{c: c, op: "Mul"}
-	k.dims("n", n)
+	k := c.check("Mul")
+	k.Dims("n", n)
 	o := k.f32("out", out, n)
 	as := k.in("a", a, n)
 	bs := k.in("b", b, n)
-	if k.bad {
+	if k.Skip(n) {
 		return
 	}
 	c.parallelFor(n, grainElems, func(lo, hi int) {
@@ -320,12 +290,12 @@ func (c *cpuBackend) Mul(out, a, b Buffer, n int) {
 
 // AddBias: out[n,c] = x[n,c] + bias[c].
 func (c *cpuBackend) AddBias(out, x, bias Buffer, N, C int) {
-	k := chk{c: c, op: "AddBias"}
-	k.dims("N,C", N, C)
+	k := c.check("AddBias")
+	k.Dims("N,C", N, C)
 	o := k.f32("out", out, N*C)
 	xs := k.in("x", x, N*C)
 	bs := k.in("bias", bias, C)
-	if k.bad || C == 0 {
+	if k.Skip(N, C) {
 		return
 	}
 	c.parallelFor(N, rowGrain(C), func(lo, hi int) {
@@ -340,11 +310,11 @@ func (c *cpuBackend) AddBias(out, x, bias Buffer, N, C int) {
 
 // SumRows: out[c] = Σ_n x[n,c] (float64 accumulation, parallel over columns).
 func (c *cpuBackend) SumRows(out, x Buffer, N, C int) {
-	k := chk{c: c, op: "SumRows"}
-	k.dims("N,C", N, C)
+	k := c.check("SumRows")
+	k.Dims("N,C", N, C)
 	o := k.f32("out", out, C)
 	xs := k.in("x", x, N*C)
-	if k.bad {
+	if k.Bad {
 		return
 	}
 	c.parallelFor(C, max(16, grainElems/max(N, 1)), func(lo, hi int) {
@@ -362,12 +332,12 @@ func (c *cpuBackend) SumRows(out, x Buffer, N, C int) {
 
 // Dot: out[0] = Σ a·b (float64 accumulation).
 func (c *cpuBackend) Dot(out, a, b Buffer, n int) {
-	k := chk{c: c, op: "Dot"}
-	k.dims("n", n)
+	k := c.check("Dot")
+	k.Dims("n", n)
 	o := k.f32("out", out, 1)
 	as := k.in("a", a, n)
 	bs := k.in("b", b, n)
-	if k.bad {
+	if k.Bad {
 		return
 	}
 	var s float64
@@ -379,14 +349,14 @@ func (c *cpuBackend) Dot(out, a, b Buffer, n int) {
 
 // Dropout: out[i] = x[i]·keep(i)/(1−p), keep(i) = DropoutUniform(seed,i) ≥ p.
 func (c *cpuBackend) Dropout(out, x Buffer, n int, p float32, seed uint64) {
-	k := chk{c: c, op: "Dropout"}
-	k.dims("n", n)
+	k := c.check("Dropout")
+	k.Dims("n", n)
 	if !(p >= 0 && p <= 1) {
-		k.failf("p = %v outside [0, 1]", p)
+		k.Failf("p = %v outside [0, 1]", p)
 	}
 	o := k.f32("out", out, n)
 	xs := k.in("x", x, n)
-	if k.bad {
+	if k.Skip(n) {
 		return
 	}
 	scale := float32(0)
@@ -401,16 +371,16 @@ func (c *cpuBackend) Dropout(out, x Buffer, n int, p float32, seed uint64) {
 
 // AdamW updates param, m and v in place (bias corrections in float64).
 func (c *cpuBackend) AdamW(param, grad, m, v Buffer, n int, p AdamWParams) {
-	k := chk{c: c, op: "AdamW"}
-	k.dims("n", n)
+	k := c.check("AdamW")
+	k.Dims("n", n)
 	if p.Step < 1 {
-		k.failf("Step = %d, must be ≥ 1", p.Step)
+		k.Failf("Step = %d, must be ≥ 1", p.Step)
 	}
 	ps := k.f32("param", param, n)
 	g := k.in("grad", grad, n)
 	ms := k.f32("m", m, n)
 	vs := k.f32("v", v, n)
-	if k.bad {
+	if k.Skip(n) {
 		return
 	}
 	b1, b2 := p.Beta1, p.Beta2

@@ -51,14 +51,6 @@ type torchFixtures struct {
 		Targets                            []int32
 		Logits, Lp, Lse, Ent, Dlp, Dlogits []float64
 	}
-	RoPELlama3 struct {
-		D                        int
-		Theta, Factor, Low, High float64
-		Orig                     int
-		Pos                      []int
-		InvFreq                  []float64 `json:"inv_freq"`
-		Cos, Sin                 []float64
-	} `json:"rope_llama3"`
 	AdamW struct {
 		N                         int
 		LR, Beta1, Beta2, Eps, WD float32
@@ -172,33 +164,5 @@ func TestRefsAgainstTorch(t *testing.T) {
 		near(t, "adamw m", m, w.M[step])
 		near(t, "adamw v", v, w.V[step])
 		near(t, "adamw param", param, w.Params[step])
-	}
-}
-
-// TestRopeTablesAgainstTorch: Llama-3 rope_scaling frequencies equal
-// PyTorch's float32 computation (Hugging Face's formula) to the last bit
-// or two, and the tables agree to float32 cos/sin accuracy.
-func TestRopeTablesAgainstTorch(t *testing.T) {
-	r := loadTorch(t).RoPELlama3
-	if len(r.InvFreq) != r.D/2 || r.D == 0 {
-		t.Fatalf("fixture rope_llama3 incomplete")
-	}
-	sc := &RopeScaling{Type: "llama3", Factor: r.Factor, LowFreqFactor: r.Low, HighFreqFactor: r.High, OriginalMaxPositionEmbeddings: r.Orig}
-	inv := RopeInvFreq(r.D, r.Theta, sc)
-	for i, w := range r.InvFreq {
-		if d := math.Abs(float64(inv[i]) - w); d > 2.5e-7*w {
-			t.Errorf("inv_freq[%d] = %.9g, PyTorch %.9g", i, inv[i], w)
-		}
-	}
-	maxPos := r.Pos[len(r.Pos)-1] + 1
-	cos, sin := RopeTables(r.D, maxPos, r.Theta, sc)
-	h := r.D / 2
-	for k, p := range r.Pos {
-		for i := 0; i < h; i++ {
-			wc, ws := r.Cos[k*h+i], r.Sin[k*h+i]
-			if math.Abs(float64(cos[p*h+i])-wc) > 2e-6 || math.Abs(float64(sin[p*h+i])-ws) > 2e-6 {
-				t.Errorf("pos %d i %d: cos %v sin %v, PyTorch %v %v", p, i, cos[p*h+i], sin[p*h+i], wc, ws)
-			}
-		}
 	}
 }

@@ -23,13 +23,15 @@ func (g goBLAS) name() string {
 	return "asm-" + g.k.Name
 }
 
-// align is the register tile (MR, NR) that split blocks of C should be
-// multiples of (16, 16 for gonum, which the backend does not split).
-func (g goBLAS) align() (int, int) {
+// config is the backend's matmul with g: the assembly SGEMM packs a BF16
+// B itself and runs on one goroutine, so the backend splits large products
+// in blocks of whole register tiles (MR rows, NR columns); gonum's sgemm
+// parallelizes itself, and needs a BF16 B widened first.
+func (g goBLAS) config() cpuBLAS {
 	if g.k == nil {
-		return 16, 16
+		return cpuBLAS{sgemm: g.Sgemm, alignM: 16, alignN: 16, gonum: true}
 	}
-	return g.k.MR, g.k.NR
+	return cpuBLAS{sgemm: g.Sgemm, bgemm: g.bf16Gemm(), split: true, alignM: g.k.MR, alignN: g.k.NR}
 }
 
 // Sgemm is blas.Float32.Sgemm (row-major). Bad arguments panic as in gonum;
@@ -40,4 +42,12 @@ func (g goBLAS) Sgemm(tA, tB blas.Transpose, m, n, k int, alpha float32, a []flo
 		return
 	}
 	sgemm.Gemm(g.k, tA != blas.NoTrans, tB != blas.NoTrans, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+}
+
+// bf16Gemm is the SGEMM that packs a bf16 B operand itself: Sgemm with b
+// as bfloat16 bits, bit-identical to Sgemm on the widened B (g.k != nil).
+func (g goBLAS) bf16Gemm() bf16GemmFunc {
+	return func(tA, tB blas.Transpose, m, n, k int, alpha float32, a []float32, lda int, b []uint16, ldb int, beta float32, c []float32, ldc int) {
+		sgemm.GemmBF16(g.k, tA != blas.NoTrans, tB != blas.NoTrans, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+	}
 }

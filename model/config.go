@@ -19,10 +19,7 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"sort"
 	"strings"
-
-	"github.com/argrl/argrl/kernels"
 )
 
 // Config is the part of a Hugging Face config.json that argrl's decoders
@@ -32,20 +29,20 @@ type Config struct {
 	Path      string // file it was read from (for error messages)
 	ModelType string // model_type: "qwen2", "qwen3" or "llama"
 
-	HiddenSize        int                 // C
-	IntermediateSize  int                 // F
-	NumHeads          int                 // Hq (num_attention_heads)
-	NumKVHeads        int                 // Hkv (num_key_value_heads; default Hq)
-	HeadDim           int                 // D (head_dim; default C/Hq, qwen3 default 128)
-	NumLayers         int                 // L (num_hidden_layers)
-	VocabSize         int                 // V
-	MaxPositions      int                 // max_position_embeddings
-	RMSNormEps        float64             // rms_norm_eps
-	RopeTheta         float64             // rope_theta
-	RopeScaling       kernels.RopeScaling // rope_scaling; Type "" when absent (pass &RopeScaling to kernels.RopeTables)
-	TieWordEmbeddings bool                // tie_word_embeddings: lm_head shares the embedding
-	AttentionBias     bool                // q/k/v biases: always true for qwen2, attention_bias otherwise
-	TorchDType        string              // torch_dtype (or dtype): "bfloat16", "float32", ...
+	HiddenSize        int         // C
+	IntermediateSize  int         // F
+	NumHeads          int         // Hq (num_attention_heads)
+	NumKVHeads        int         // Hkv (num_key_value_heads; default Hq)
+	HeadDim           int         // D (head_dim; default C/Hq, qwen3 default 128)
+	NumLayers         int         // L (num_hidden_layers)
+	VocabSize         int         // V
+	MaxPositions      int         // max_position_embeddings
+	RMSNormEps        float64     // rms_norm_eps
+	RopeTheta         float64     // rope_theta
+	RopeScaling       RopeScaling // rope_scaling; Type "" when absent (rope.go)
+	TieWordEmbeddings bool        // tie_word_embeddings: lm_head shares the embedding
+	AttentionBias     bool        // q/k/v biases: always true for qwen2, attention_bias otherwise
+	TorchDType        string      // torch_dtype (or dtype): "bfloat16", "float32", ...
 
 	BOSTokenID  int   // -1 when absent or null
 	EOSTokenIDs []int // eos_token_id, an int or a list
@@ -254,7 +251,7 @@ func readRopeScaling(r *configReader, c *Config) error {
 	default:
 		return sub.errf(typKey, "%q is not supported (supported: llama3, linear, default)", typ)
 	}
-	s := kernels.RopeScaling{Type: typ}
+	s := RopeScaling{Type: typ}
 	if err := sub.get("factor", &s.Factor, true); err != nil {
 		return err
 	}
@@ -305,8 +302,8 @@ func readTokenIDs(r *configReader, c *Config) error {
 }
 
 // RopeInvFreq returns the D/2 rotary inverse frequencies in float64, the
-// precise reference (the kernels build their float32 tables, as Hugging
-// Face does, with kernels.RopeTables(c.HeadDim, n, c.RopeTheta, &c.RopeScaling)):
+// precise reference (the model builds its float32 tables, as Hugging Face
+// does, from ropeInvFreq, rope.go):
 // inv_freq[i] = rope_theta^(−2i/D), divided by factor for "linear", and for
 // "llama3" adjusted as in Hugging Face's _compute_llama3_parameters:
 //
@@ -352,11 +349,4 @@ func (c *Config) RopeInvFreq() []float64 {
 func (c *Config) String() string {
 	return fmt.Sprintf("%s L=%d C=%d F=%d Hq=%d Hkv=%d D=%d V=%d tied=%v", c.ModelType, c.NumLayers,
 		c.HiddenSize, c.IntermediateSize, c.NumHeads, c.NumKVHeads, c.HeadDim, c.VocabSize, c.TieWordEmbeddings)
-}
-
-// supportedTypes lists registered model types, for error messages.
-func supportedTypes() string {
-	names := ArchNames()
-	sort.Strings(names)
-	return strings.Join(names, ", ")
 }

@@ -8,8 +8,6 @@ import (
 	"reflect"
 	"strings"
 	"testing"
-
-	"github.com/argrl/argrl/kernels"
 )
 
 const fixtures = "../testdata/models"
@@ -50,8 +48,8 @@ func TestFixtureConfigs(t *testing.T) {
 		"qwen2-bf16-tied":    {ModelType: "qwen2", HiddenSize: 64, IntermediateSize: 128, NumHeads: 4, NumKVHeads: 2, HeadDim: 16, NumLayers: 2, VocabSize: 320, MaxPositions: 128, RMSNormEps: 1e-6, RopeTheta: 1e6, AttentionBias: true, TieWordEmbeddings: true, TorchDType: "bfloat16", BOSTokenID: 1, EOSTokenIDs: []int{2}},
 		"qwen3-f32-tied":     {ModelType: "qwen3", HiddenSize: 64, IntermediateSize: 128, NumHeads: 4, NumKVHeads: 2, HeadDim: 32, NumLayers: 2, VocabSize: 320, MaxPositions: 128, RMSNormEps: 1e-6, RopeTheta: 1e6, TieWordEmbeddings: true, TorchDType: "float32", BOSTokenID: 1, EOSTokenIDs: []int{2}},
 		"qwen3-bf16-sharded": {ModelType: "qwen3", HiddenSize: 64, IntermediateSize: 128, NumHeads: 4, NumKVHeads: 2, HeadDim: 32, NumLayers: 2, VocabSize: 320, MaxPositions: 128, RMSNormEps: 1e-6, RopeTheta: 1e6, TorchDType: "bfloat16", BOSTokenID: 1, EOSTokenIDs: []int{2}},
-		"llama-f32":          {ModelType: "llama", HiddenSize: 64, IntermediateSize: 128, NumHeads: 4, NumKVHeads: 2, HeadDim: 16, NumLayers: 2, VocabSize: 320, MaxPositions: 128, RMSNormEps: 1e-5, RopeTheta: 5e5, TorchDType: "float32", BOSTokenID: 1, EOSTokenIDs: []int{2, 3}, RopeScaling: kernels.RopeScaling{Type: "llama3", Factor: 8, LowFreqFactor: 1, HighFreqFactor: 4, OriginalMaxPositionEmbeddings: 64}},
-		"llama-bf16-tied":    {ModelType: "llama", HiddenSize: 64, IntermediateSize: 128, NumHeads: 4, NumKVHeads: 2, HeadDim: 16, NumLayers: 2, VocabSize: 320, MaxPositions: 128, RMSNormEps: 1e-5, RopeTheta: 5e5, TieWordEmbeddings: true, TorchDType: "bfloat16", BOSTokenID: 1, EOSTokenIDs: []int{2, 3}, RopeScaling: kernels.RopeScaling{Type: "llama3", Factor: 8, LowFreqFactor: 1, HighFreqFactor: 4, OriginalMaxPositionEmbeddings: 64}},
+		"llama-f32":          {ModelType: "llama", HiddenSize: 64, IntermediateSize: 128, NumHeads: 4, NumKVHeads: 2, HeadDim: 16, NumLayers: 2, VocabSize: 320, MaxPositions: 128, RMSNormEps: 1e-5, RopeTheta: 5e5, TorchDType: "float32", BOSTokenID: 1, EOSTokenIDs: []int{2, 3}, RopeScaling: RopeScaling{Type: "llama3", Factor: 8, LowFreqFactor: 1, HighFreqFactor: 4, OriginalMaxPositionEmbeddings: 64}},
+		"llama-bf16-tied":    {ModelType: "llama", HiddenSize: 64, IntermediateSize: 128, NumHeads: 4, NumKVHeads: 2, HeadDim: 16, NumLayers: 2, VocabSize: 320, MaxPositions: 128, RMSNormEps: 1e-5, RopeTheta: 5e5, TieWordEmbeddings: true, TorchDType: "bfloat16", BOSTokenID: 1, EOSTokenIDs: []int{2, 3}, RopeScaling: RopeScaling{Type: "llama3", Factor: 8, LowFreqFactor: 1, HighFreqFactor: 4, OriginalMaxPositionEmbeddings: 64}},
 	}
 	for _, name := range fixtureNames {
 		c, err := LoadConfig(filepath.Join(fixtures, name))
@@ -70,7 +68,7 @@ func TestFixtureConfigs(t *testing.T) {
 			t.Fatalf("%s: %d inv_freq, reference has %d", name, len(inv), len(ref.RopeInvFreq))
 		}
 		// The kernels' float32 tables (computed as Hugging Face does) agree too.
-		inv32 := kernels.RopeInvFreq(c.HeadDim, c.RopeTheta, &c.RopeScaling)
+		inv32 := c.ropeInvFreq()
 		for i := range inv {
 			if math.Abs(inv[i]-ref.RopeInvFreq[i]) > 1e-15*math.Max(1, ref.RopeInvFreq[i]) {
 				t.Errorf("%s: inv_freq[%d] = %v, torch %v", name, i, inv[i], ref.RopeInvFreq[i])
@@ -94,7 +92,7 @@ func TestRopeLlama3Bands(t *testing.T) {
 		t.Fatal(err)
 	}
 	plain := *c
-	plain.RopeScaling = kernels.RopeScaling{}
+	plain.RopeScaling = RopeScaling{}
 	s, p := c.RopeInvFreq(), plain.RopeInvFreq()
 	if s[0] != p[0] {
 		t.Errorf("high frequency changed: %v vs %v", s[0], p[0])
@@ -115,7 +113,7 @@ func TestRopeLinear(t *testing.T) {
 		t.Fatal(err)
 	}
 	plain := *c
-	plain.RopeScaling = kernels.RopeScaling{}
+	plain.RopeScaling = RopeScaling{}
 	s, p := c.RopeInvFreq(), plain.RopeInvFreq()
 	for i := range s {
 		if s[i] != p[i]/4 {

@@ -1,12 +1,14 @@
 package model
 
-// The graph-free KV-cache path for rollouts: the decoder of graph.go run
-// directly as Backend calls over preallocated buffers, on the same weight
-// buffers and the same kernels, so its log-probs equal the training
-// forward's up to float32 summation order.
+// The graph-free KV-cache path for rollouts: the architecture's forward
+// pass (ops.go) run over eagerOps, each op a Backend call at once, on the
+// same weight buffers and the same kernels as the training graph, so its
+// log-probs equal the training forward's up to float32 summation order.
 //
 //	cache k, v   [L] × [S, Tmax, Hkv, D]   S slots of Tmax positions, allocated once
-//	scratch      rows × {C, Hq·D, Hkv·D, F, r}, rows = max(MaxBatch, prefill chunk)
+//	scratch      two arenas of activation rows (layer l uses arena l mod 2,
+//	             so a layer's input survives while its outputs are written),
+//	             rows = max(MaxBatch, prefill chunk)
 //	logits       [MaxBatch, V]
 //
 // Prefill appends a prompt to one slot in one pass (chunks of rows tokens);
@@ -28,27 +30,22 @@ const prefillChunk = 128
 // KVCache is a decoding session over a Model. It reads the model's current
 // weights and adapter state at every call. Not safe for concurrent use.
 type KVCache struct {
-	m                    *Model
-	S, Tmax              int
-	maxBatch, rows       int
-	k, v                 []kernels.Buffer // [L] [S, Tmax, Hkv, D]
-	lens                 []int32          // [S] tokens cached per slot
-	x, h, q, kk, vv, att kernels.Buffer
-	o, gate, up, t       kernels.Buffer
-	rstd, lse, logits    kernels.Buffer
-	owned                []kernels.Buffer
-	views                map[int]*rowViews
-	rstdViews            map[int]kernels.Buffer
-	logitViews           []kernels.Buffer // [B] → logits [B, V]
-	slot, qpos, klen     []int32          // per batch row
-	pos                  []int32          // per token row
-	mark                 []uint64         // per slot: distinctness check
-	gen                  uint64
-}
-
-// rowViews are the scratch buffers cut to n rows.
-type rowViews struct {
-	x, h, q, k, v, att, o, gate, up, t, lse kernels.Buffer
+	m                *Model
+	S, Tmax          int
+	maxBatch, rows   int
+	k, v             []kernels.Buffer // [L] [S, Tmax, Hkv, D]
+	lens             []int32          // [S] tokens cached per slot
+	arenas           [2]arena
+	rstd, lse        kernels.Buffer // [rows·Hq]
+	logits           kernels.Buffer // [maxBatch, V]
+	owned            []kernels.Buffer
+	rstdViews        map[int]kernels.Buffer
+	lseViews         map[int]kernels.Buffer
+	logitViews       []kernels.Buffer // [B] → logits [B, V]
+	slot, qpos, klen []int32          // per batch row
+	pos              []int32          // per token row
+	mark             []uint64         // per slot: distinctness check
+	gen              uint64
 }
 
 // NewKVCache allocates a cache of slots sequences of up to maxLen tokens,
@@ -63,8 +60,9 @@ func (m *Model) NewKVCache(slots, maxLen, maxBatch int) (*KVCache, error) {
 	}
 	be := m.be
 	d := &KVCache{m: m, S: slots, Tmax: maxLen, maxBatch: maxBatch, rows: max(maxBatch, prefillChunk),
-		lens: make([]int32, slots), views: map[int]*rowViews{}, rstdViews: map[int]kernels.Buffer{}, logitViews: make([]kernels.Buffer, maxBatch+1),
-		slot: make([]int32, maxBatch), qpos: make([]int32, maxBatch), klen: make([]int32, maxBatch),
+		lens: make([]int32, slots), rstdViews: map[int]kernels.Buffer{}, lseViews: map[int]kernels.Buffer{},
+		logitViews: make([]kernels.Buffer, maxBatch+1),
+		slot:       make([]int32, maxBatch), qpos: make([]int32, maxBatch), klen: make([]int32, maxBatch),
 		mark: make([]uint64, slots)}
 	d.pos = make([]int32, d.rows)
 	alloc := func(n int) kernels.Buffer {
@@ -77,14 +75,14 @@ func (m *Model) NewKVCache(slots, maxLen, maxBatch int) (*KVCache, error) {
 		d.k = append(d.k, alloc(kv))
 		d.v = append(d.v, alloc(kv))
 	}
-	R, C, qd, kd := d.rows, c.HiddenSize, c.NumHeads*c.HeadDim, c.NumKVHeads*c.HeadDim
-	r := 1
-	if m.lora != nil {
-		r = m.lora.r
+	R, C, F := d.rows, c.HiddenSize, c.IntermediateSize
+	qd, kd := c.NumHeads*c.HeadDim, c.NumKVHeads*c.HeadDim
+	// One layer's activations: norm, q, k, v (and their biases or norms),
+	// RoPE, attention, projections, residuals, gate, up, SwiGLU, LoRA.
+	chunk := R * (5*C + 3*F + 4*qd + 6*kd + 8*32)
+	for i := range d.arenas {
+		d.arenas[i] = arena{be: be, size: chunk, views: map[[3]int]kernels.Buffer{}}
 	}
-	d.x, d.h, d.o = alloc(R*C), alloc(R*C), alloc(R*C)
-	d.q, d.att, d.kk, d.vv = alloc(R*qd), alloc(R*qd), alloc(R*kd), alloc(R*kd)
-	d.gate, d.up, d.t = alloc(R*c.IntermediateSize), alloc(R*c.IntermediateSize), alloc(R*r)
 	d.rstd, d.lse = alloc(R*c.NumHeads), alloc(R*c.NumHeads)
 	d.logits = alloc(maxBatch * c.VocabSize)
 	if err := be.Sync(); err != nil {
@@ -99,7 +97,10 @@ func (d *KVCache) Close() {
 	for _, b := range d.owned {
 		d.m.be.Free(b)
 	}
-	d.owned, d.k, d.v, d.views = nil, nil, nil, nil
+	for i := range d.arenas {
+		d.arenas[i].free()
+	}
+	d.owned, d.k, d.v = nil, nil, nil
 }
 
 // Len is the number of tokens cached in slot.
@@ -161,6 +162,7 @@ func (d *KVCache) Prefill(slot int, ids []int32) (kernels.Buffer, error) {
 	if err := d.checkIDs(ids); err != nil {
 		return nil, fmt.Errorf("model: Prefill: %w", err)
 	}
+	var hf act
 	for off := 0; off < len(ids); off += d.rows {
 		chunk := ids[off:min(off+d.rows, len(ids))]
 		n := len(chunk)
@@ -168,12 +170,12 @@ func (d *KVCache) Prefill(slot int, ids []int32) (kernels.Buffer, error) {
 		for i := range n {
 			d.pos[i] = d.lens[slot] + int32(i)
 		}
-		d.forward(chunk, 1, n)
+		hf = d.run(chunk, 1, n)
 		d.lens[slot] += int32(n)
 	}
 	C := m.Config.HiddenSize
 	n := (len(ids)-1)%d.rows + 1 // rows of the last chunk
-	d.head(m.be.View(d.x, (n-1)*C, C), 1)
+	d.head(m.be.View(hf.buf, (n-1)*C, C), 1)
 	if err := m.be.Sync(); err != nil {
 		return nil, fmt.Errorf("model: Prefill: %w", err)
 	}
@@ -204,11 +206,11 @@ func (d *KVCache) Decode(slots []int, tokens []int32) (kernels.Buffer, error) {
 		}
 		d.slot[b], d.qpos[b], d.klen[b], d.pos[b] = int32(s), d.lens[s], d.lens[s]+1, d.lens[s]
 	}
-	d.forward(tokens, B, 1)
+	hf := d.run(tokens, B, 1)
 	for _, s := range slots {
 		d.lens[s]++
 	}
-	d.head(d.rowView(B).x, B)
+	d.head(hf.buf, B)
 	if err := d.m.be.Sync(); err != nil {
 		return nil, fmt.Errorf("model: Decode: %w", err)
 	}
@@ -225,93 +227,38 @@ func (d *KVCache) checkIDs(ids []int32) error {
 	return nil
 }
 
-// forward runs B rows of T new tokens (d.slot, d.qpos, d.klen per row,
-// d.pos per token) through the decoder, writing their keys and values into
-// the cache and leaving the last hidden states in x.
-func (d *KVCache) forward(ids []int32, B, T int) {
-	m, be, c := d.m, d.m.be, d.m.Config
-	n, C, F := B*T, c.HiddenSize, c.IntermediateSize
-	D, Hq, Hkv := c.HeadDim, c.NumHeads, c.NumKVHeads
-	rv := d.rowView(n)
-	rstd := d.scratchRstd(n)
-	lse := rv.lse
-	pos := d.pos[:n]
-	ap := kernels.AttnParams{B: B, Tq: T, Hq: Hq, Hkv: Hkv, D: D, S: d.S, Tmax: d.Tmax,
-		Slot: d.slot[:B], QPos: d.qpos[:B], KLen: d.klen[:B]}
-	be.Embedding(rv.x, m.embed.W, ids, C)
-	for l := range m.layers {
-		L := &m.layers[l]
-		be.RMSNorm(rv.h, rstd, rv.x, L.attnNorm.W, n, C, m.eps)
-		d.linear(rv.q, rv.h, n, L.q)
-		d.linear(rv.k, rv.h, n, L.k)
-		d.linear(rv.v, rv.h, n, L.v)
-		m.arch.qkvDecode(d, l, rv.q, rv.k, rv.v, n)
-		be.RoPE(rv.q, rv.q, m.cos, m.sin, pos, n, Hq, D, false)
-		be.RoPE(rv.k, rv.k, m.cos, m.sin, pos, n, Hkv, D, false)
-		be.KVWrite(d.k[l], rv.k, ap.Slot, ap.QPos, B, T, Hkv, D, d.Tmax)
-		be.KVWrite(d.v[l], rv.v, ap.Slot, ap.QPos, B, T, Hkv, D, d.Tmax)
-		be.Attention(rv.att, lse, rv.q, d.k[l], d.v[l], ap)
-		d.linear(rv.o, rv.att, n, L.o)
-		be.AXPBY(rv.x, rv.x, rv.o, 1, 1, n*C)
-		be.RMSNorm(rv.h, rstd, rv.x, L.mlpNorm.W, n, C, m.eps)
-		d.linear(rv.gate, rv.h, n, L.gate)
-		d.linear(rv.up, rv.h, n, L.up)
-		be.SwiGLU(rv.gate, rv.gate, rv.up, n*F)
-		d.linear(rv.o, rv.gate, n, L.down)
-		be.AXPBY(rv.x, rv.x, rv.o, 1, 1, n*C)
-	}
+// run passes B rows of T new tokens (d.slot, d.qpos, d.klen per row, d.pos
+// per token) through the decoder, writing their keys and values into the
+// cache, and returns the final normed hidden states [B·T, C].
+func (d *KVCache) run(ids []int32, B, T int) act {
+	c := d.m.Config
+	e := &eagerOps{d: d, ids: ids, B: B, T: T, n: B * T, a: &d.arenas[1],
+		ap: kernels.AttnParams{B: B, Tq: T, Hq: c.NumHeads, Hkv: c.NumKVHeads, D: c.HeadDim, S: d.S, Tmax: d.Tmax,
+			Slot: d.slot[:B], QPos: d.qpos[:B], KLen: d.klen[:B]}}
+	e.a.reset()
+	return forward(e, d.m.w)
 }
 
-// head writes logits [B, V] for hidden states x [B, C].
-func (d *KVCache) head(x kernels.Buffer, B int) {
-	m, be, c := d.m, d.m.be, d.m.Config
-	C, V := c.HiddenSize, c.VocabSize
-	h := d.rowView(B).h
-	be.RMSNorm(h, d.scratchRstd(B), x, m.norm.W, B, C, m.eps)
-	be.MatMul(d.logitsView(B), h, m.lmHead.W, kernels.MatMulParams{Batch: 1, M: B, N: V, K: C, TransB: true, Alpha: 1})
-}
-
-// linear is out[n, out] = x·Wᵀ (+ (α/r)·(x·Aᵀ)·Bᵀ while adapters are on
-// and unmerged).
-func (d *KVCache) linear(out, x kernels.Buffer, n int, l *linear) {
-	be := d.m.be
-	be.MatMul(out, x, l.w.W, kernels.MatMulParams{Batch: 1, M: n, N: l.out, K: l.in, TransB: true, Alpha: 1})
-	if l.lora == nil || d.m.scale == 0 {
-		return
-	}
-	r := d.m.lora.r
-	t := d.rowView(n).t
-	be.MatMul(t, x, l.lora.A.W, kernels.MatMulParams{Batch: 1, M: n, N: r, K: l.in, TransB: true, Alpha: 1})
-	be.MatMul(out, t, l.lora.B.W, kernels.MatMulParams{Batch: 1, M: n, N: l.out, K: r, TransB: true, Alpha: d.m.scale, Beta: 1})
-}
-
-// rowView returns the scratch buffers cut to n rows (cached per n).
-func (d *KVCache) rowView(n int) *rowViews {
-	if v := d.views[n]; v != nil {
-		return v
-	}
-	be, c := d.m.be, d.m.Config
-	r := 1
-	if d.m.lora != nil {
-		r = d.m.lora.r
-	}
-	qd, kd := c.NumHeads*c.HeadDim, c.NumKVHeads*c.HeadDim
-	v := &rowViews{x: be.View(d.x, 0, n*c.HiddenSize), h: be.View(d.h, 0, n*c.HiddenSize), o: be.View(d.o, 0, n*c.HiddenSize),
-		q: be.View(d.q, 0, n*qd), att: be.View(d.att, 0, n*qd), k: be.View(d.kk, 0, n*kd), v: be.View(d.vv, 0, n*kd),
-		gate: be.View(d.gate, 0, n*c.IntermediateSize), up: be.View(d.up, 0, n*c.IntermediateSize), t: be.View(d.t, 0, n*r),
-		lse: be.View(d.lse, 0, n*c.NumHeads)}
-	d.views[n] = v
-	return v
+// head writes logits [B, V] for the normed hidden states hf [B, C].
+func (d *KVCache) head(hf kernels.Buffer, B int) {
+	m, c := d.m, d.m.Config
+	m.be.MatMul(d.logitsView(B), hf, m.w.head().LMHead.W, kernels.MatMulParams{Batch: 1, M: B, N: c.VocabSize, K: c.HiddenSize, TransB: true, Alpha: 1})
 }
 
 // scratchRstd is the rstd scratch cut to n elements (n ≤ rows·Hq).
-func (d *KVCache) scratchRstd(n int) kernels.Buffer {
-	if b := d.rstdViews[n]; b != nil {
-		return b
+func (d *KVCache) scratchRstd(n int) kernels.Buffer { return d.cut(d.rstdViews, d.rstd, n) }
+
+// scratchLse is the attention lse scratch cut to n elements.
+func (d *KVCache) scratchLse(n int) kernels.Buffer { return d.cut(d.lseViews, d.lse, n) }
+
+// cut returns the view of b's first n elements, cached in views.
+func (d *KVCache) cut(views map[int]kernels.Buffer, b kernels.Buffer, n int) kernels.Buffer {
+	if v := views[n]; v != nil {
+		return v
 	}
-	b := d.m.be.View(d.rstd, 0, n)
-	d.rstdViews[n] = b
-	return b
+	v := d.m.be.View(b, 0, n)
+	views[n] = v
+	return v
 }
 
 // logitsView is logits [B, V].

@@ -17,8 +17,9 @@ package model
 //	value   = hf·wᵀ + b (value head)                          [N, 1]
 //	cost    = Dot(lp, dlp) + Dot(value, dval)    dlp, dval: Late inputs from the host
 //
-// lin(x) = x·Wᵀ + ScaleVar(Linear(Linear(Dropout(x), A), B), &scale): the
-// LoRA branch W x + (α/r)·B A x, switched off by scale = 0.
+// The decoder part is the architecture's forward pass (ops.go) over
+// graphOps; lin(x) = x·Wᵀ + ScaleVar(Linear(Linear(Dropout(x), A), B),
+// &scale): the LoRA branch W x + (α/r)·B A x, switched off by scale = 0.
 
 import (
 	"fmt"
@@ -29,18 +30,19 @@ import (
 	"github.com/argrl/argrl/kernels/graph"
 )
 
-// gctx builds one graph.
-type gctx struct {
-	m     *Model
-	g     *gorgonia.ExprGraph
-	b     *graph.Batch
-	nodes map[*Param]*gorgonia.Node
-	bind  map[*gorgonia.Node]kernels.Buffer
-	err   error
+// graphOps builds one graph: the ops of ops.go as kernels/graph nodes.
+type graphOps struct {
+	m        *Model
+	g        *gorgonia.ExprGraph
+	b        *graph.Batch
+	nodes    map[*Param]*gorgonia.Node
+	bind     map[*gorgonia.Node]kernels.Buffer
+	cos, sin *gorgonia.Node
+	err      error
 }
 
 // in returns the input node of a device tensor (one per tensor).
-func (c *gctx) in(p *Param) *gorgonia.Node {
+func (c *graphOps) in(p *Param) *gorgonia.Node {
 	if n, ok := c.nodes[p]; ok {
 		return n
 	}
@@ -51,32 +53,96 @@ func (c *gctx) in(p *Param) *gorgonia.Node {
 }
 
 // ok records the first error of a graph op and passes its node on.
-func (c *gctx) ok(n *gorgonia.Node, err error) *gorgonia.Node {
+func (c *graphOps) ok(n *gorgonia.Node, err error) *gorgonia.Node {
 	if err != nil && c.err == nil {
 		c.err = err
 	}
 	return n
 }
 
-// linear is x·Wᵀ plus the LoRA branch when the layer is targeted.
-func (c *gctx) linear(x *gorgonia.Node, l *linear) *gorgonia.Node {
-	y := c.ok(graph.Linear(x, c.in(l.w)))
-	if l.lora == nil || c.err != nil {
-		return y
+// act wraps a node; after an error every op passes an empty act along.
+func (c *graphOps) act(n *gorgonia.Node, err error) act {
+	n = c.ok(n, err)
+	if c.err != nil || n == nil {
+		return act{}
 	}
-	xd := x
+	return act{node: n, w: n.Shape()[len(n.Shape())-1]}
+}
+
+var _ ops = (*graphOps)(nil)
+
+func (c *graphOps) setLayer(int) {}
+
+func (c *graphOps) embed(table *Param) act {
+	return c.act(graph.Embedding(c.in(table), c.b))
+}
+
+func (c *graphOps) rmsNorm(x act, w *Param) act {
+	if c.err != nil {
+		return act{}
+	}
+	return c.act(graph.RMSNorm(x.node, c.in(w), c.m.eps))
+}
+
+// linear is x·Wᵀ + ScaleVar(Linear(Linear(Dropout(x), A), B), &scale) when
+// LoRA targets l: the branch (α/r)·B A x, switched off by scale = 0.
+func (c *graphOps) linear(x act, l *Linear) act {
+	if c.err != nil {
+		return act{}
+	}
+	y := c.ok(graph.Linear(x.node, c.in(l.W)))
+	if l.lora == nil || c.err != nil {
+		return c.act(y, nil)
+	}
+	xd := x.node
 	if p := c.m.lora.dropout; p > 0 {
-		xd = c.ok(graph.Dropout(x, p, c.b))
+		xd = c.ok(graph.Dropout(xd, p, c.b))
 	}
 	t := c.ok(graph.Linear(xd, c.in(l.lora.A)))
 	if c.err != nil {
-		return nil
+		return act{}
 	}
 	u := c.ok(graph.ScaleVar(c.ok(graph.Linear(t, c.in(l.lora.B))), &c.m.scale))
 	if c.err != nil {
-		return nil
+		return act{}
 	}
-	return c.ok(graph.Add(y, u))
+	return c.act(graph.Add(y, u))
+}
+
+func (c *graphOps) addBias(x act, b *Param) act {
+	if c.err != nil {
+		return act{}
+	}
+	return c.act(graph.AddBias(x.node, c.in(b)))
+}
+
+func (c *graphOps) rope(x act) act {
+	if c.err != nil {
+		return act{}
+	}
+	return c.act(graph.RoPE(x.node, c.cos, c.sin, c.b, x.w/c.m.Config.HeadDim))
+}
+
+func (c *graphOps) attention(q, k, v act, _ int) act {
+	if c.err != nil {
+		return act{}
+	}
+	cfg := c.m.Config
+	return c.act(graph.Attention(q.node, k.node, v.node, c.b, cfg.NumHeads, cfg.NumKVHeads))
+}
+
+func (c *graphOps) add(a, b act) act {
+	if c.err != nil {
+		return act{}
+	}
+	return c.act(graph.Add(a.node, b.node))
+}
+
+func (c *graphOps) swiGLU(gate, up act) act {
+	if c.err != nil {
+		return act{}
+	}
+	return c.act(graph.SwiGLU(gate.node, up.node))
 }
 
 // modelGraph is the graph of one (B, T) with its executors.
@@ -103,47 +169,19 @@ func (mg *modelGraph) close() {
 	mg.train, mg.eval = nil, nil
 }
 
-// build constructs the graph for B rows of T tokens.
+// build constructs the graph for B rows of T tokens: the decoder (forward
+// over graphOps), then the heads and the cost.
 func (m *Model) build(B, T int) (*modelGraph, error) {
-	cfg := m.Config
-	c := &gctx{m: m, g: gorgonia.NewGraph(), b: graph.NewBatch(B, T), nodes: map[*Param]*gorgonia.Node{},
+	D := m.Config.HeadDim
+	c := &graphOps{m: m, g: gorgonia.NewGraph(), b: graph.NewBatch(B, T), nodes: map[*Param]*gorgonia.Node{},
 		bind: map[*gorgonia.Node]kernels.Buffer{}}
-	D, Hq, Hkv := cfg.HeadDim, cfg.NumHeads, cfg.NumKVHeads
-	rope := &Param{Name: "rope_cos", Shape: []int{m.maxLen, D / 2}, W: m.cos}
-	ropeS := &Param{Name: "rope_sin", Shape: []int{m.maxLen, D / 2}, W: m.sin}
-	cos, sin := c.in(rope), c.in(ropeS)
-
-	x := c.ok(graph.Embedding(c.in(m.embed), c.b))
-	for l := range m.layers {
-		L := &m.layers[l]
-		h := c.ok(graph.RMSNorm(x, c.in(L.attnNorm), m.eps))
-		q, k, v := c.linear(h, L.q), c.linear(h, L.k), c.linear(h, L.v)
-		if c.err != nil {
-			return nil, c.err
-		}
-		var err error
-		if q, k, v, err = m.arch.qkvGraph(c, l, q, k, v); err != nil {
-			return nil, err
-		}
-		q = c.ok(graph.RoPE(q, cos, sin, c.b, Hq))
-		k = c.ok(graph.RoPE(k, cos, sin, c.b, Hkv))
-		if c.err != nil {
-			return nil, c.err
-		}
-		a := c.ok(graph.Attention(q, k, v, c.b, Hq, Hkv))
-		x = c.ok(graph.Add(x, c.linear(a, L.o)))
-		h = c.ok(graph.RMSNorm(x, c.in(L.mlpNorm), m.eps))
-		if c.err != nil {
-			return nil, c.err
-		}
-		s := c.ok(graph.SwiGLU(c.linear(h, L.gate), c.linear(h, L.up)))
-		x = c.ok(graph.Add(x, c.linear(s, L.down)))
-		if c.err != nil {
-			return nil, c.err
-		}
+	c.cos = c.in(&Param{Name: "rope_cos", Shape: []int{m.maxLen, D / 2}, W: m.cos})
+	c.sin = c.in(&Param{Name: "rope_sin", Shape: []int{m.maxLen, D / 2}, W: m.sin})
+	hf := forward(c, m.w)
+	if c.err != nil {
+		return nil, c.err
 	}
-	hf := c.ok(graph.RMSNorm(x, c.in(m.norm), m.eps))
-	logits := c.ok(graph.Linear(hf, c.in(m.lmHead)))
+	logits := c.ok(graph.Linear(hf.node, c.in(m.w.head().LMHead)))
 	if c.err != nil {
 		return nil, c.err
 	}
@@ -153,7 +191,7 @@ func (m *Model) build(B, T int) (*modelGraph, error) {
 		return nil, err
 	}
 	if m.vw != nil {
-		mg.value = c.ok(graph.AddBias(c.ok(graph.Linear(hf, c.in(m.vw))), c.in(m.vb)))
+		mg.value = c.ok(graph.AddBias(c.ok(graph.Linear(hf.node, c.in(m.vw))), c.in(m.vb)))
 	}
 	if len(m.trainable) == 0 || c.err != nil {
 		return mg, c.err

@@ -1,7 +1,9 @@
 package model
 
-// The blocks every supported decoder shares. Architectures embed them in
-// their layer structs and add their own tensors (biases, q/k norms).
+// The blocks every supported decoder shares, as runtime modules: their
+// tagged fields are the device tensors, their methods the forward pass over
+// ops (ops.go). Architectures embed them in their layer structs and add
+// their own tensors (biases, q/k norms) and steps.
 //
 // One layer (pre-norm residual, as in Hugging Face):
 //
@@ -9,27 +11,66 @@ package model
 //	out = h + Down·(silu(Gate·n2(h)) ⊙ Up·n2(h))                 n2 = MLPNorm
 //
 // with n(x) = x / sqrt(mean(x²) + rms_norm_eps) ⊙ w.
+//
+// Tags (read by weights.go; the only place checkpoint names are spelled):
+//
+//	st:"model.layers.%d.self_attn.q_proj"   checkpoint name; for a *Linear the
+//	                                        module path (its weight is path + ".weight")
+//	shape:"Hq*D,C"                          expected shape over V, C, F, Hq, Hkv, D
+//	tied:"model.embed_tokens.weight"        with tie_word_embeddings, share that tensor
+//
+// Layers live in a slice field tagged st:"layers".
+
+// Linear is one linear layer y = x·Wᵀ, with a LoRA branch when an adapter
+// targets it.
+type Linear struct {
+	W    *Param    // [out, in]
+	Path string    // module path, e.g. "model.layers.0.self_attn.q_proj"
+	lora *loraPair // nil when not targeted
+}
 
 // Attention holds one layer's attention projections (Linear layout [out, in]).
 type Attention struct {
-	AttnNorm *Tensor `st:"model.layers.%d.input_layernorm.weight" shape:"C"`        // [C]
-	Q        *Tensor `st:"model.layers.%d.self_attn.q_proj.weight" shape:"Hq*D,C"`  // [Hq·D, C]
-	K        *Tensor `st:"model.layers.%d.self_attn.k_proj.weight" shape:"Hkv*D,C"` // [Hkv·D, C]
-	V        *Tensor `st:"model.layers.%d.self_attn.v_proj.weight" shape:"Hkv*D,C"` // [Hkv·D, C]
-	O        *Tensor `st:"model.layers.%d.self_attn.o_proj.weight" shape:"C,Hq*D"`  // [C, Hq·D]
+	AttnNorm *Param  `st:"model.layers.%d.input_layernorm.weight" shape:"C"` // [C]
+	Q        *Linear `st:"model.layers.%d.self_attn.q_proj" shape:"Hq*D,C"`  // [Hq·D, C]
+	K        *Linear `st:"model.layers.%d.self_attn.k_proj" shape:"Hkv*D,C"` // [Hkv·D, C]
+	V        *Linear `st:"model.layers.%d.self_attn.v_proj" shape:"Hkv*D,C"` // [Hkv·D, C]
+	O        *Linear `st:"model.layers.%d.self_attn.o_proj" shape:"C,Hq*D"`  // [C, Hq·D]
+}
+
+// project is the attention pre-norm and the q, k and v projections of x.
+func (a *Attention) project(o ops, x act) (q, k, v act) {
+	h := o.rmsNorm(x, a.AttnNorm)
+	return o.linear(h, a.Q), o.linear(h, a.K), o.linear(h, a.V)
+}
+
+// attend is the rest of the attention half: RoPE on q and k, attention over
+// the layer's keys and values, the output projection and the residual.
+func (a *Attention) attend(o ops, x, q, k, v act, layer int) act {
+	att := o.attention(o.rope(q), o.rope(k), v, layer)
+	return o.add(x, o.linear(att, a.O))
 }
 
 // MLP holds one layer's SiLU-gated feed-forward block.
 type MLP struct {
-	MLPNorm *Tensor `st:"model.layers.%d.post_attention_layernorm.weight" shape:"C"` // [C]
-	Gate    *Tensor `st:"model.layers.%d.mlp.gate_proj.weight" shape:"F,C"`          // [F, C]
-	Up      *Tensor `st:"model.layers.%d.mlp.up_proj.weight" shape:"F,C"`            // [F, C]
-	Down    *Tensor `st:"model.layers.%d.mlp.down_proj.weight" shape:"C,F"`          // [C, F]
+	MLPNorm *Param  `st:"model.layers.%d.post_attention_layernorm.weight" shape:"C"` // [C]
+	Gate    *Linear `st:"model.layers.%d.mlp.gate_proj" shape:"F,C"`                 // [F, C]
+	Up      *Linear `st:"model.layers.%d.mlp.up_proj" shape:"F,C"`                   // [F, C]
+	Down    *Linear `st:"model.layers.%d.mlp.down_proj" shape:"C,F"`                 // [C, F]
+}
+
+// forward is the MLP half of a layer, residual included.
+func (m *MLP) forward(o ops, x act) act {
+	h := o.rmsNorm(x, m.MLPNorm)
+	s := o.swiGLU(o.linear(h, m.Gate), o.linear(h, m.Up))
+	return o.add(x, o.linear(s, m.Down))
 }
 
 // Head holds the embedding, the final norm and the output projection.
 type Head struct {
-	Embed  *Tensor `st:"model.embed_tokens.weight" shape:"V,C"`                       // [V, C]
-	Norm   *Tensor `st:"model.norm.weight" shape:"C"`                                 // [C]
-	LMHead *Tensor `st:"lm_head.weight" shape:"V,C" tied:"model.embed_tokens.weight"` // [V, C]; == Embed when tied
+	Embed  *Param `st:"model.embed_tokens.weight" shape:"V,C"`                       // [V, C]
+	Norm   *Param `st:"model.norm.weight" shape:"C"`                                 // [C]
+	LMHead *Param `st:"lm_head.weight" shape:"V,C" tied:"model.embed_tokens.weight"` // [V, C]; == Embed when tied
 }
+
+func (h *Head) head() *Head { return h }

@@ -2,15 +2,12 @@ package model
 
 import (
 	"fmt"
-
-	"gorgonia.org/gorgonia"
-
-	"github.com/argrl/argrl/kernels"
+	"math"
 )
 
 // Llama (3.x): the plain pre-norm decoder: no biases, optional Llama-3 RoPE
-// frequency scaling (Config.RopeInvFreq), often tied embeddings (3.2 1B/3B).
-// Hugging Face: LlamaForCausalLM.
+// frequency scaling (rope_scaling), often tied
+// embeddings (3.2 1B/3B). Hugging Face: LlamaForCausalLM.
 
 // LlamaLayer is one Llama decoder layer.
 type LlamaLayer struct {
@@ -18,14 +15,20 @@ type LlamaLayer struct {
 	MLP
 }
 
-// LlamaWeights are the host weights of a Llama checkpoint.
+// forward is the shared decoder layer, nothing added.
+func (l *LlamaLayer) forward(o ops, x act, layer int) act {
+	q, k, v := l.project(o, x)
+	return l.MLP.forward(o, l.attend(o, x, q, k, v, layer))
+}
+
+// LlamaWeights is a Llama checkpoint on a backend.
 type LlamaWeights struct {
 	Head
 	Layers []LlamaLayer `st:"layers"` // [L]
 }
 
-// Params lists the distinct tensors (see Weights).
-func (w *LlamaWeights) Params() []*Tensor { return params(w) }
+func (w *LlamaWeights) numLayers() int           { return len(w.Layers) }
+func (w *LlamaWeights) layer(i int) decoderLayer { return &w.Layers[i] }
 
 type llamaArch struct{}
 
@@ -42,14 +45,29 @@ func (llamaArch) NewWeights(c *Config) Weights {
 
 func init() { Register("llama", llamaArch{}) }
 
-// Forward pass: nothing beyond the shared decoder; the Llama-3 frequency
-// scaling lives in the RoPE tables (kernels.RopeTables with
-// Config.RopeScaling), built once in Open.
-
-func (llamaArch) layerTensors(int) []string { return nil }
-
-func (llamaArch) qkvGraph(_ *gctx, _ int, q, k, v *gorgonia.Node) (*gorgonia.Node, *gorgonia.Node, *gorgonia.Node, error) {
-	return q, k, v, nil
+// llama3InvFreq applies Llama-3.1's rope_scaling "llama3" to the float32
+// inverse frequencies in place, as Hugging Face's _compute_llama3_parameters
+// does (in float32):
+//
+//	wavelen = 2π/inv[i]; lo = orig/low_freq_factor; hi = orig/high_freq_factor
+//	wavelen < hi:  inv[i] unchanged (high frequencies)
+//	wavelen > lo:  inv[i] / factor  (low frequencies)
+//	otherwise:     s = (orig/wavelen − low_freq_factor)/(high_freq_factor − low_freq_factor)
+//	               inv[i] = (1−s)·inv[i]/factor + s·inv[i]
+func llama3InvFreq(inv []float32, s RopeScaling) {
+	factor := float32(s.Factor)
+	lf, hf := float32(s.LowFreqFactor), float32(s.HighFreqFactor)
+	orig := float32(s.OriginalMaxPositionEmbeddings)
+	lo, hi := orig/lf, orig/hf
+	for i, f := range inv {
+		wavelen := 2 * float32(math.Pi) / f
+		switch {
+		case wavelen < hi:
+		case wavelen > lo:
+			inv[i] = f / factor
+		default:
+			sm := (orig/wavelen - lf) / (hf - lf)
+			inv[i] = (1-sm)*f/factor + sm*f
+		}
+	}
 }
-
-func (llamaArch) qkvDecode(*KVCache, int, kernels.Buffer, kernels.Buffer, kernels.Buffer, int) {}

@@ -8,45 +8,45 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/argrl/argrl/kernels"
 	"github.com/argrl/argrl/model/safetensors"
 )
 
 func TestLoadFixtures(t *testing.T) {
 	for _, name := range fixtureNames {
 		t.Run(name, func(t *testing.T) {
-			ck, err := Load(filepath.Join(fixtures, name))
-			if err != nil {
-				t.Fatal(err)
-			}
-			c, ref := ck.Config, loadReference(t, name)
+			m := openFixture(t, name, Options{})
+			c, ref := m.Config, loadReference(t, name)
 			specs, err := Specs(c)
 			if err != nil {
 				t.Fatal(err)
 			}
-			byName := ParamsByName(ck.Weights)
-			if len(byName) != len(specs) || len(ck.Weights.Params()) != len(specs) {
+			byName := m.byName
+			if len(byName) != len(specs) || len(m.Params()) != len(specs) {
 				t.Fatalf("%d params, %d specs", len(byName), len(specs))
 			}
 			if len(ref.TensorSums) != len(specs) {
 				t.Fatalf("reference lists %d tensors, specs %d", len(ref.TensorSums), len(specs))
-			}
-			wantDType := safetensors.F32
-			if c.TorchDType == "bfloat16" {
-				wantDType = safetensors.BF16
 			}
 			for _, s := range specs {
 				p := byName[s.Name]
 				if p == nil {
 					t.Fatalf("param %s not loaded", s.Name)
 				}
-				if !sameShape(p.Shape, s.Shape) || len(p.Data) != s.Shape[0]*prod(s.Shape[1:]) {
-					t.Errorf("%s: shape %v len %d, spec %v", s.Name, p.Shape, len(p.Data), s.Shape)
+				if !sameShape(p.Shape, s.Shape) || p.Len() != s.Shape[0]*prod(s.Shape[1:]) {
+					t.Errorf("%s: shape %v len %d, spec %v", s.Name, p.Shape, p.Len(), s.Shape)
 				}
-				if p.DType != wantDType {
-					t.Errorf("%s: dtype %s, want %s", s.Name, p.DType, wantDType)
+				// Matrices keep the checkpoint's dtype on the device; vectors are f32.
+				wantDType := kernels.F32
+				if c.TorchDType == "bfloat16" && len(s.Shape) == 2 {
+					wantDType = kernels.BF16
 				}
-				if p.DType == safetensors.BF16 {
-					for i, v := range p.Data {
+				if p.W.DType() != wantDType {
+					t.Errorf("%s: device dtype %v, want %v", s.Name, p.W.DType(), wantDType)
+				}
+				data := readHost(m, p)
+				if c.TorchDType == "bfloat16" {
+					for i, v := range data {
 						if safetensors.BF16ToFloat32(safetensors.Float32ToBF16(v)) != v {
 							t.Fatalf("%s[%d] = %v is not a bf16 value", s.Name, i, v)
 						}
@@ -54,7 +54,7 @@ func TestLoadFixtures(t *testing.T) {
 				}
 				// Values decode exactly as torch wrote them (sums in float64).
 				var sum float64
-				for _, v := range p.Data {
+				for _, v := range data {
 					sum += float64(v)
 				}
 				want, ok := ref.TensorSums[s.Name]
@@ -64,7 +64,7 @@ func TestLoadFixtures(t *testing.T) {
 					t.Errorf("%s: sum %v, torch %v", s.Name, sum, want)
 				}
 			}
-			head := headOf(t, ck.Weights)
+			head := headOf(t, m.Weights())
 			if c.TieWordEmbeddings != (head.LMHead == head.Embed) {
 				t.Errorf("tied=%v but lm_head==embed is %v", c.TieWordEmbeddings, head.LMHead == head.Embed)
 			}
@@ -96,7 +96,7 @@ func headOf(t *testing.T, w Weights) *Head {
 		return &w.Head
 	case *Qwen3Weights:
 		for _, l := range w.Layers {
-			if l.QNorm == nil || l.KNorm == nil || len(l.QNorm.Data) != 32 || l.Gate == nil {
+			if l.QNorm == nil || l.KNorm == nil || l.QNorm.Len() != 32 || l.Gate == nil {
 				t.Error("qwen3 layer incomplete")
 			}
 		}
@@ -206,7 +206,7 @@ func TestLoadErrors(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			dir := copyFixture(t, "llama-f32")
 			rewrite(t, dir, c.edit)
-			_, err := Load(dir)
+			_, err := Open(dir, kernels.NewCPU(), Options{})
 			if err == nil {
 				t.Fatal("loaded")
 			}
@@ -232,7 +232,7 @@ func TestLoadTruncatedAndConfigMismatch(t *testing.T) {
 	if err := os.Truncate(p, st.Size()-100); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Load(dir); err == nil || !strings.Contains(err.Error(), p) || !strings.Contains(err.Error(), "truncated") {
+	if _, err := Open(dir, kernels.NewCPU(), Options{}); err == nil || !strings.Contains(err.Error(), p) || !strings.Contains(err.Error(), "truncated") {
 		t.Errorf("truncated: %v", err)
 	}
 	// A config that disagrees with the checkpoint (tied, so lm_head.weight is
@@ -243,7 +243,7 @@ func TestLoadTruncatedAndConfigMismatch(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "config.json"), raw, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Load(dir); err == nil || !strings.Contains(err.Error(), "model.embed_tokens.weight in ") || !strings.Contains(err.Error(), "wants [321 64] (V,C)") {
+	if _, err := Open(dir, kernels.NewCPU(), Options{}); err == nil || !strings.Contains(err.Error(), "model.embed_tokens.weight in ") || !strings.Contains(err.Error(), "wants [321 64] (V,C)") {
 		t.Errorf("vocab mismatch: %v", err)
 	}
 	// Architecture mismatch: a qwen2 checkpoint read as llama has unexpected biases.
@@ -253,7 +253,7 @@ func TestLoadTruncatedAndConfigMismatch(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "config.json"), raw, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Load(dir); err == nil || !strings.Contains(err.Error(), "unexpected tensors: model.layers.0.self_attn.k_proj.bias") {
+	if _, err := Open(dir, kernels.NewCPU(), Options{}); err == nil || !strings.Contains(err.Error(), "unexpected tensors: model.layers.0.self_attn.k_proj.bias") {
 		t.Errorf("qwen2 as llama: %v", err)
 	}
 }
@@ -270,11 +270,12 @@ func TestTiedCheckpointMayCarryLMHead(t *testing.T) {
 		}
 		return ts
 	})
-	ck, err := Load(dir)
+	m, err := Open(dir, kernels.NewCPU(), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := ck.Weights.(*LlamaWeights)
+	defer m.Close()
+	w := m.Weights().(*LlamaWeights)
 	if w.LMHead != w.Embed {
 		t.Error("tied lm_head is not the embedding")
 	}

@@ -109,18 +109,21 @@ func (m *Model) setupLoRA() error {
 			A: m.newParam(peftName(mod.Path, "A"), a, s.r, mod.In),
 			B: m.newParam(peftName(mod.Path, "B"), b, mod.Out, s.r)}
 		s.pairs = append(s.pairs, p)
-		m.linearOf(mod).lora = p
+		lin := m.linearOf(mod.Path)
+		if lin == nil {
+			return fmt.Errorf("lora: no linear layer %s", mod.Path)
+		}
+		lin.lora = p
 	}
 	m.lora = s
 	m.scale = s.scaleValue()
 	return nil
 }
 
-// linearOf returns the runtime linear layer of a module.
-func (m *Model) linearOf(mod LinearModule) *linear {
-	L := &m.layers[mod.Layer]
-	for _, l := range []*linear{L.q, L.k, L.v, L.o, L.gate, L.up, L.down} {
-		if l.path == mod.Path {
+// linearOf returns the linear layer of a module path.
+func (m *Model) linearOf(path string) *Linear {
+	for _, l := range m.linears {
+		if l.Path == path {
 			return l
 		}
 	}
@@ -145,7 +148,7 @@ func (m *Model) SetAdapters(on bool) error {
 		}
 		return nil
 	}
-	if m.merged {
+	if m.merged != nil {
 		return fmt.Errorf("model: SetAdapters: adapters are merged; Unmerge first")
 	}
 	m.adapters = on
@@ -156,50 +159,83 @@ func (m *Model) SetAdapters(on bool) error {
 	return nil
 }
 
-// Merge adds (α/r)·B A into every targeted weight (for faster decoding). Until
-// Unmerge, Step, SetAdapters and ImportAdapter fail, and Forward(…, true) and
-// the decode path use the merged weights.
-func (m *Model) Merge() error { return m.mergeSign(1) }
+// merged is one targeted layer while merged: its own weight and the f32
+// buffer holding W + (α/r)·B A that replaces it.
+type merged struct {
+	lin  *Linear
+	orig *Param
+}
 
-// Unmerge subtracts (α/r)·B A again, restoring W up to float32 rounding.
-func (m *Model) Unmerge() error { return m.mergeSign(-1) }
-
-func (m *Model) mergeSign(sign float32) error {
+// Merge computes W + (α/r)·B A for every targeted layer into a new f32
+// buffer (for faster decoding) that the layer uses until Unmerge; the
+// checkpoint's weights are never written (they may be bf16, or a read-only
+// mapping of the file). It holds an f32 copy of every targeted matrix while
+// merged. Until Unmerge, Step, SetAdapters and ImportAdapter fail, and
+// Forward(…, true) and the decode path use the merged weights.
+func (m *Model) Merge() error {
 	s := m.lora
 	switch {
 	case s == nil:
 		return fmt.Errorf("model: Merge: the model has no LoRA adapters")
-	case sign > 0 && m.merged:
+	case m.merged != nil:
 		return fmt.Errorf("model: Merge: adapters are already merged")
-	case sign < 0 && !m.merged:
-		return fmt.Errorf("model: Unmerge: adapters are not merged")
-	case sign > 0 && !m.adapters:
+	case !m.adapters:
 		return fmt.Errorf("model: Merge: adapters are switched off")
 	}
-	for _, p := range s.pairs {
-		w := m.byName[p.path+".weight"]
-		if w.W.DType() != kernels.F32 {
-			return fmt.Errorf("model: Merge: %s is stored as %v; open with WeightDType F32 to merge", w.Name, w.W.DType())
-		}
-	}
-	sc := sign * s.scaleValue()
-	for _, p := range s.pairs { // W[out, in] += sc · B[out, r] · A[r, in]
-		w := m.byName[p.path+".weight"]
+	sc := s.scaleValue()
+	for _, p := range s.pairs { // W'[out, in] = W + sc · B[out, r] · A[r, in]
+		lin := m.linearOf(p.path)
+		w := &Param{Name: lin.W.Name, Shape: lin.W.Shape, W: m.be.Alloc(kernels.F32, lin.W.Len())}
+		m.be.AXPBY(w.W, lin.W.W, nil, 1, 0, w.Len())
 		m.be.MatMul(w.W, p.B.W, p.A.W, kernels.MatMulParams{Batch: 1, M: p.out, N: p.in, K: s.r, Alpha: sc, Beta: 1})
+		m.merged = append(m.merged, merged{lin: lin, orig: lin.W})
+		lin.W = w
 	}
+	m.graphs.clear() // graphs bind weight buffers: rebuild on the merged ones
 	if err := m.be.Sync(); err != nil {
+		m.restoreMerged()
 		return fmt.Errorf("model: Merge: %w", err)
 	}
-	m.merged = sign > 0
-	m.scale = s.scaleValue()
-	if m.merged {
-		m.scale = 0
+	m.scale = 0
+	return nil
+}
+
+// Unmerge returns every targeted layer to its own weight (exactly: it was
+// never modified) and frees the merged copies.
+func (m *Model) Unmerge() error {
+	if m.lora == nil {
+		return fmt.Errorf("model: Merge: the model has no LoRA adapters")
+	}
+	if m.merged == nil {
+		return fmt.Errorf("model: Unmerge: adapters are not merged")
+	}
+	m.restoreMerged()
+	m.scale = m.lora.scaleValue()
+	if err := m.be.Sync(); err != nil {
+		return fmt.Errorf("model: Unmerge: %w", err)
 	}
 	return nil
 }
 
+// restoreMerged puts the original weights back and frees the merged ones.
+func (m *Model) restoreMerged() {
+	if m.merged == nil {
+		return
+	}
+	m.graphs.clear()
+	m.freeMerged()
+}
+
+func (m *Model) freeMerged() {
+	for _, x := range m.merged {
+		m.be.Free(x.lin.W.W)
+		x.lin.W = x.orig
+	}
+	m.merged = nil
+}
+
 // Merged reports whether the adapters are merged into the weights.
-func (m *Model) Merged() bool { return m.merged }
+func (m *Model) Merged() bool { return m.merged != nil }
 
 // Adapter copies the adapters to the host in PEFT form.
 func (m *Model) Adapter() (*Adapter, error) {
@@ -238,7 +274,7 @@ func (m *Model) ImportAdapter(dir string) error {
 	if s == nil {
 		return fmt.Errorf("model: ImportAdapter %s: the model has no LoRA adapters (open with Options.Adapter)", dir)
 	}
-	if m.merged {
+	if m.merged != nil {
 		return fmt.Errorf("model: ImportAdapter %s: adapters are merged; Unmerge first", dir)
 	}
 	a, err := ImportPEFT(dir, m.Config)

@@ -33,35 +33,21 @@ const (
 // AllTargets are the linear layers of every supported decoder, in layer order.
 var AllTargets = []string{"q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"}
 
-// LinearModule is one linear layer a LoRA adapter can target.
-type LinearModule struct {
-	Path    string // module path, e.g. "model.layers.3.self_attn.q_proj"
-	Short   string // e.g. "q_proj"
-	Layer   int
-	In, Out int // the base weight is [Out, In]
+// Tensor is a host tensor of an adapter: row-major float32 Data of Shape.
+type Tensor struct {
+	Name  string            // e.g. "base_model.model.model.layers.0.self_attn.q_proj.lora_A.weight"
+	Shape []int             // e.g. [r, in]
+	Data  []float32         // len = product of Shape
+	DType safetensors.DType // storage dtype in the file; "" if made in memory
 }
 
-// LinearModules lists every linear layer of the decoder c describes,
-// layer by layer in AllTargets order.
-func LinearModules(c *Config) []LinearModule {
-	q, kv := c.NumHeads*c.HeadDim, c.NumKVHeads*c.HeadDim
-	dims := map[string][2]int{ // in, out
-		"q_proj": {c.HiddenSize, q}, "k_proj": {c.HiddenSize, kv}, "v_proj": {c.HiddenSize, kv}, "o_proj": {q, c.HiddenSize},
-		"gate_proj": {c.HiddenSize, c.IntermediateSize}, "up_proj": {c.HiddenSize, c.IntermediateSize},
-		"down_proj": {c.IntermediateSize, c.HiddenSize},
+// NewTensor allocates a zero tensor.
+func NewTensor(name string, shape ...int) *Tensor {
+	n := 1
+	for _, d := range shape {
+		n *= d
 	}
-	var out []LinearModule
-	for l := 0; l < c.NumLayers; l++ {
-		for _, s := range AllTargets {
-			block := "self_attn"
-			if s == "gate_proj" || s == "up_proj" || s == "down_proj" {
-				block = "mlp"
-			}
-			d := dims[s]
-			out = append(out, LinearModule{Path: fmt.Sprintf("model.layers.%d.%s.%s", l, block, s), Short: s, Layer: l, In: d[0], Out: d[1]})
-		}
-	}
-	return out
+	return &Tensor{Name: name, Shape: append([]int(nil), shape...), Data: make([]float32, n)}
 }
 
 // LoRA is the adapter pair of one linear layer.
@@ -317,6 +303,17 @@ func ImportPEFT(dir string, c *Config) (*Adapter, error) {
 		return nil, fmt.Errorf("model: %s: %w", wPath, err)
 	}
 	return a, nil
+}
+
+// ReadAdapterConfig reads dir/adapter_config.json alone (r, α, targets,
+// dropout, base model; no weights, no base config needed).
+func ReadAdapterConfig(dir string) (*Adapter, error) {
+	path := filepath.Join(dir, AdapterConfigName)
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("model: %w", err)
+	}
+	return parseAdapterConfig(raw, path)
 }
 
 // parseAdapterConfig reads the adapter_config.json keys argrl implements and

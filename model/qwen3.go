@@ -1,13 +1,6 @@
 package model
 
-import (
-	"fmt"
-
-	"gorgonia.org/gorgonia"
-
-	"github.com/argrl/argrl/kernels"
-	"github.com/argrl/argrl/kernels/graph"
-)
+import "fmt"
 
 // Qwen3: a Llama-style decoder without projection biases that applies an
 // RMSNorm over the head dim to each query and key head before RoPE. The head
@@ -17,19 +10,28 @@ import (
 // Qwen3Layer is one Qwen3 decoder layer.
 type Qwen3Layer struct {
 	Attention
-	QNorm *Tensor `st:"model.layers.%d.self_attn.q_norm.weight" shape:"D"` // [D], shared by the Hq heads
-	KNorm *Tensor `st:"model.layers.%d.self_attn.k_norm.weight" shape:"D"` // [D], shared by the Hkv heads
+	QNorm *Param `st:"model.layers.%d.self_attn.q_norm.weight" shape:"D"` // [D], shared by the Hq heads
+	KNorm *Param `st:"model.layers.%d.self_attn.k_norm.weight" shape:"D"` // [D], shared by the Hkv heads
 	MLP
 }
 
-// Qwen3Weights are the host weights of a Qwen3 checkpoint.
+// forward: after the projections, every query and key head is
+// RMS-normalized over D with q_norm / k_norm (eps = rms_norm_eps), before
+// RoPE. v is unchanged.
+func (l *Qwen3Layer) forward(o ops, x act, layer int) act {
+	q, k, v := l.project(o, x)
+	q, k = o.rmsNorm(q, l.QNorm), o.rmsNorm(k, l.KNorm)
+	return l.MLP.forward(o, l.attend(o, x, q, k, v, layer))
+}
+
+// Qwen3Weights is a Qwen3 checkpoint on a backend.
 type Qwen3Weights struct {
 	Head
 	Layers []Qwen3Layer `st:"layers"` // [L]
 }
 
-// Params lists the distinct tensors (see Weights).
-func (w *Qwen3Weights) Params() []*Tensor { return params(w) }
+func (w *Qwen3Weights) numLayers() int           { return len(w.Layers) }
+func (w *Qwen3Weights) layer(i int) decoderLayer { return &w.Layers[i] }
 
 type qwen3Arch struct{}
 
@@ -45,30 +47,3 @@ func (qwen3Arch) NewWeights(c *Config) Weights {
 }
 
 func init() { Register("qwen3", qwen3Arch{}) }
-
-// Forward pass: after the projections, every query and key head is
-// RMS-normalized over D with q_norm / k_norm (eps = rms_norm_eps), before
-// RoPE. v is unchanged.
-
-func (qwen3Arch) layerTensors(l int) []string {
-	p := fmt.Sprintf("model.layers.%d.self_attn.", l)
-	return []string{p + "q_norm.weight", p + "k_norm.weight"}
-}
-
-func (qwen3Arch) qkvGraph(c *gctx, l int, q, k, v *gorgonia.Node) (*gorgonia.Node, *gorgonia.Node, *gorgonia.Node, error) {
-	norms := c.m.layers[l].extra
-	q, err := graph.RMSNorm(q, c.in(norms[0]), c.m.eps)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	if k, err = graph.RMSNorm(k, c.in(norms[1]), c.m.eps); err != nil {
-		return nil, nil, nil, err
-	}
-	return q, k, v, nil
-}
-
-func (qwen3Arch) qkvDecode(d *KVCache, l int, q, k, v kernels.Buffer, n int) {
-	m, c, norms := d.m, d.m.Config, d.m.layers[l].extra
-	m.be.RMSNorm(q, d.scratchRstd(n*c.NumHeads), q, norms[0].W, n*c.NumHeads, c.HeadDim, m.eps)
-	m.be.RMSNorm(k, d.scratchRstd(n*c.NumKVHeads), k, norms[1].W, n*c.NumKVHeads, c.HeadDim, m.eps)
-}

@@ -1,9 +1,10 @@
 package model
 
-// The runtime model: a checkpoint uploaded to a kernels.Backend once, with
-// its LoRA adapters (lora.go), training and scoring graphs (graph.go) and a
-// graph-free KV-cache decode path (decode.go) over the same kernels and the
-// same weight buffers.
+// The runtime model: a checkpoint placed on a kernels.Backend once
+// (load.go), with its LoRA adapters (lora.go), and one forward pass per
+// architecture (ops.go) run two ways over the same weight buffers: as
+// training and scoring graphs (graph.go) and as the KV-cache decode path
+// (decode.go).
 //
 //	m, _ := model.Open(dir, be, model.Options{LoRA: model.DefaultLoRA()})
 //	m.ZeroGrad()
@@ -17,8 +18,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-
-	"gorgonia.org/gorgonia"
+	"path/filepath"
 
 	"github.com/argrl/argrl/kernels"
 	"github.com/argrl/argrl/model/safetensors"
@@ -64,7 +64,7 @@ type Options struct {
 	// must agree with the file and its Dropout and Seed are used instead.
 	Adapter string
 	// FullFT makes every checkpoint tensor trainable (embeddings and norms
-	// included); it excludes LoRA and Adapter.
+	// included, as f32); it excludes LoRA and Adapter.
 	FullFT bool
 	// ValueHead adds a PPO value head: value[b,t] = h[b,t]·wᵀ + bias on the
 	// final (normed) hidden state, w [1, C] ~ U(±1/√C), bias 0; trainable.
@@ -72,10 +72,10 @@ type Options struct {
 	// MaxLen is the longest sequence (RoPE table rows); 0 means
 	// min(max_position_embeddings, 8192).
 	MaxLen int
-	// WeightDType stores frozen matrices (linear weights, embeddings) as
-	// BF16 when the checkpoint is BF16 (half the memory; bit-identical
-	// values). Default F32, which is faster on the CPU backend. Merge needs F32.
-	WeightDType kernels.DType
+	// F32Weights widens frozen bf16 matrices into f32 buffers (twice their
+	// memory). By default they stay in their storage dtype: matmuls read
+	// bf16 and widen exactly, so the results are the same either way.
+	F32Weights bool
 	// TBucket rounds each batch's sequence length up to a multiple of
 	// TBucket (0: 16), so at most MaxLen/TBucket graphs per batch size are
 	// ever built. MaxGraphs bounds the compiled shapes kept (0: 8), least
@@ -87,62 +87,42 @@ type Options struct {
 	GraphBytes int64
 }
 
-// linear is one linear layer of a decoder layer: y = x·Wᵀ (+ LoRA).
-type linear struct {
-	path    string // module path, e.g. "model.layers.0.self_attn.q_proj"
-	w       *Param // [out, in]
-	in, out int
-	lora    *loraPair // nil when not targeted
-}
-
-// layer holds the device tensors of one decoder layer.
-type layer struct {
-	attnNorm, mlpNorm          *Param // [C]
-	q, k, v, o, gate, up, down *linear
-	extra                      []*Param // the architecture's own tensors (archForward.layerTensors)
-}
-
-// archForward is the architecture-specific part of the forward pass,
-// implemented next to each Arch (qwen2.go, qwen3.go, llama.go).
-type archForward interface {
-	// layerTensors names layer l's architecture-specific tensors, resolved
-	// once at Open into layer.extra (in this order) for the hooks below.
-	layerTensors(l int) []string
-	// qkvGraph finishes layer l's projections q [N, Hq·D], k and v [N, Hkv·D]
-	// (LoRA included) in the training graph, before RoPE.
-	qkvGraph(c *gctx, l int, q, k, v *gorgonia.Node) (q2, k2, v2 *gorgonia.Node, err error)
-	// qkvDecode does the same in place on n rows of decode buffers.
-	qkvDecode(d *KVCache, l int, q, k, v kernels.Buffer, n int)
-}
-
 // Model is a checkpoint on a Backend. It is not safe for concurrent use.
 type Model struct {
 	Config *Config
 	Dir    string
 
-	be                  kernels.Backend
-	arch                archForward
-	opt                 Options
-	params              []*Param          // every device tensor, checkpoint order, then LoRA, then value head
-	byName              map[string]*Param // checkpoint tensors by name
-	layers              []layer
-	embed, norm, lmHead *Param         // lmHead == embed when tied
-	vw, vb              *Param         // value head [1, C], [1]; nil without
-	cos, sin            kernels.Buffer // RoPE tables [maxLen, D/2]
-	maxLen              int
-	eps                 float32
+	be      kernels.Backend
+	opt     Options
+	w       Weights           // the architecture's weight struct: the runtime module
+	src     *safetensors.Set  // open while backend buffers map its files
+	params  []*Param          // every device tensor, checkpoint order, then LoRA, then value head
+	byName  map[string]*Param // checkpoint tensors by name
+	linears []*Linear         // every linear layer, declaration order
+	vw, vb  *Param            // value head [1, C], [1]; nil without
+	cos     kernels.Buffer    // RoPE tables [maxLen, D/2]
+	sin     kernels.Buffer
+	maxLen  int
+	eps     float32
 
 	lora      *loraState // nil without adapters
 	scale     float32    // the run-time LoRA scale the graphs read: α/r, or 0 (off / merged)
 	adapters  bool       // SetAdapters state
-	merged    bool
+	merged    []merged   // the f32 merged weights while merged (lora.go)
 	trainable []*Param
 	steps     uint64 // Step calls: the dropout seed counter
 
 	graphs *graphCache
 }
 
-// Open loads the Hugging Face model directory dir onto be. See Options.
+// Open places the Hugging Face model directory dir on be. See Options.
+//
+// The checkpoint (single or sharded) is memory-mapped and checked against
+// config.json before anything is allocated: the layer count, then every
+// tensor's presence, shape and dtype. Each tensor then goes to a backend
+// buffer in its storage dtype (bf16 stays bf16), mapped in place when the
+// backend lives in host memory (kernels.Mapper), else uploaded tensor by
+// tensor; vectors (norm weights, biases) and trainable tensors are f32.
 func Open(dir string, be kernels.Backend, o Options) (*Model, error) {
 	if be == nil {
 		return nil, fmt.Errorf("model: Open %s: nil backend", dir)
@@ -150,26 +130,18 @@ func Open(dir string, be kernels.Backend, o Options) (*Model, error) {
 	if o.FullFT && (o.LoRA != nil || o.Adapter != "") {
 		return nil, fmt.Errorf("model: Open %s: FullFT excludes LoRA and Adapter", dir)
 	}
-	if o.WeightDType != kernels.F32 && o.WeightDType != kernels.BF16 {
-		return nil, fmt.Errorf("model: Open %s: WeightDType %v is not F32 or BF16", dir, o.WeightDType)
-	}
 	if o.TBucket < 0 || o.MaxGraphs < 0 || o.MaxLen < 0 {
 		return nil, fmt.Errorf("model: Open %s: negative TBucket, MaxGraphs or MaxLen", dir)
 	}
-	ck, err := Load(dir)
+	c, err := LoadConfig(filepath.Join(dir, "config.json"))
 	if err != nil {
 		return nil, err
 	}
-	c := ck.Config
-	arch, err := lookupArch(c.ModelType)
+	ck, err := openChecked(c, dir)
 	if err != nil {
-		return nil, fmt.Errorf("model: %s: %w", dir, err)
+		return nil, err
 	}
-	af, ok := arch.(archForward)
-	if !ok {
-		return nil, fmt.Errorf("model: %s: model_type %q has no forward pass", dir, c.ModelType)
-	}
-	m := &Model{Config: c, Dir: dir, be: be, arch: af, opt: o, byName: map[string]*Param{},
+	m := &Model{Config: c, Dir: dir, be: be, opt: o, w: ck.w, byName: map[string]*Param{},
 		eps: float32(c.RMSNormEps), adapters: true}
 	if o.TBucket == 0 {
 		m.opt.TBucket = 16
@@ -182,7 +154,7 @@ func Open(dir string, be kernels.Backend, o Options) (*Model, error) {
 		m.maxLen = min(c.MaxPositions, 8192)
 	}
 	m.graphs = newGraphCache(m.opt.MaxGraphs)
-	if err := m.upload(ck); err != nil {
+	if err := m.place(ck.fs, ck.shapes, ck.set); err != nil {
 		m.Close()
 		return nil, fmt.Errorf("model: Open %s: %w", dir, err)
 	}
@@ -198,96 +170,6 @@ func Open(dir string, be kernels.Backend, o Options) (*Model, error) {
 		return nil, fmt.Errorf("model: Open %s: upload: %w", dir, err)
 	}
 	return m, nil
-}
-
-// upload copies every checkpoint tensor to the backend and wires the layers.
-func (m *Model) upload(ck *Checkpoint) error {
-	c, be := m.Config, m.be
-	for _, t := range ck.Weights.Params() {
-		dt := kernels.F32
-		if m.opt.WeightDType == kernels.BF16 && !m.opt.FullFT && len(t.Shape) == 2 && t.DType == safetensors.BF16 {
-			dt = kernels.BF16
-		}
-		p := &Param{Name: t.Name, Shape: append([]int(nil), t.Shape...), W: be.Alloc(dt, len(t.Data))}
-		be.CopyIn(p.W, t.Data)
-		if m.opt.FullFT {
-			p.G = be.Alloc(kernels.F32, len(t.Data))
-			m.trainable = append(m.trainable, p)
-		}
-		m.params = append(m.params, p)
-		m.byName[t.Name] = p
-	}
-	get := func(name string) (*Param, error) {
-		if p := m.byName[name]; p != nil {
-			return p, nil
-		}
-		return nil, fmt.Errorf("tensor %s is not in the checkpoint", name)
-	}
-	var err error
-	if m.embed, err = get("model.embed_tokens.weight"); err != nil {
-		return err
-	}
-	if m.norm, err = get("model.norm.weight"); err != nil {
-		return err
-	}
-	m.lmHead = m.embed
-	if !c.TieWordEmbeddings {
-		if m.lmHead, err = get("lm_head.weight"); err != nil {
-			return err
-		}
-	}
-	mods := LinearModules(c)
-	m.layers = make([]layer, c.NumLayers)
-	for _, mod := range mods {
-		w, err := get(mod.Path + ".weight")
-		if err != nil {
-			return err
-		}
-		lin := &linear{path: mod.Path, w: w, in: mod.In, out: mod.Out}
-		L := &m.layers[mod.Layer]
-		switch mod.Short {
-		case "q_proj":
-			L.q = lin
-		case "k_proj":
-			L.k = lin
-		case "v_proj":
-			L.v = lin
-		case "o_proj":
-			L.o = lin
-		case "gate_proj":
-			L.gate = lin
-		case "up_proj":
-			L.up = lin
-		case "down_proj":
-			L.down = lin
-		}
-	}
-	for l := range m.layers {
-		if m.layers[l].attnNorm, err = get(fmt.Sprintf("model.layers.%d.input_layernorm.weight", l)); err != nil {
-			return err
-		}
-		if m.layers[l].mlpNorm, err = get(fmt.Sprintf("model.layers.%d.post_attention_layernorm.weight", l)); err != nil {
-			return err
-		}
-		for _, name := range m.arch.layerTensors(l) {
-			p, err := get(name)
-			if err != nil {
-				return err
-			}
-			m.layers[l].extra = append(m.layers[l].extra, p)
-		}
-	}
-	if m.maxLen > 1<<20 {
-		return fmt.Errorf("MaxLen %d is too large", m.maxLen)
-	}
-	cos, sin := kernels.RopeTables(c.HeadDim, m.maxLen, c.RopeTheta, &c.RopeScaling)
-	if cos == nil {
-		return fmt.Errorf("cannot build RoPE tables for head_dim %d", c.HeadDim)
-	}
-	m.cos, m.sin = be.Alloc(kernels.F32, len(cos)), be.Alloc(kernels.F32, len(sin))
-	be.CopyIn(m.cos, cos)
-	be.CopyIn(m.sin, sin)
-	return nil
 }
 
 // addValueHead appends the PPO value head to the trainable parameters.
@@ -339,11 +221,13 @@ func (m *Model) ZeroGrad() {
 func (m *Model) DropoutCounter() uint64     { return m.steps }
 func (m *Model) SetDropoutCounter(n uint64) { m.steps = n }
 
-// Close frees the model's device memory and compiled graphs.
+// Close frees the model's device memory and compiled graphs and unmaps
+// its checkpoint.
 func (m *Model) Close() {
 	if m.graphs != nil {
 		m.graphs.clear()
 	}
+	m.freeMerged()
 	for _, p := range m.params {
 		m.be.Free(p.W)
 		if p.G != nil {
@@ -355,8 +239,15 @@ func (m *Model) Close() {
 			m.be.Free(b)
 		}
 	}
-	m.params, m.trainable, m.cos, m.sin = nil, nil, nil, nil
+	if m.src != nil {
+		m.src.Close()
+	}
+	m.params, m.trainable, m.cos, m.sin, m.src = nil, nil, nil, nil, nil
 }
+
+// Weights is the model's weight struct (*Qwen2Weights, *Qwen3Weights or
+// *LlamaWeights), whose tagged fields are the device tensors.
+func (m *Model) Weights() Weights { return m.w }
 
 // checkSeqs validates a batch of token sequences and returns the longest length.
 func (m *Model) checkSeqs(seqs [][]int32) (int, error) {

@@ -41,7 +41,7 @@ func (m *Model) Step(seqs [][]int32, grad func(*Outputs) (*Grads, error)) error 
 	if len(m.trainable) == 0 {
 		return fmt.Errorf("model: Step: nothing to train (open with LoRA, Adapter, FullFT or ValueHead)")
 	}
-	if m.merged {
+	if m.Merged() {
 		return fmt.Errorf("model: Step: adapters are merged; Unmerge first")
 	}
 	if m.lora != nil && !m.adapters {
@@ -115,7 +115,7 @@ func (m *Model) Step(seqs [][]int32, grad func(*Outputs) (*Grads, error)) error 
 // SetAdapters state (which it leaves unchanged). Without LoRA, adapters is
 // ignored (except that FullFT has no frozen reference to switch to).
 func (m *Model) Forward(seqs [][]int32, adapters bool) (*Outputs, error) {
-	if !adapters && m.merged {
+	if !adapters && m.Merged() {
 		return nil, fmt.Errorf("model: Forward: adapters are merged; Unmerge before computing the reference")
 	}
 	if !adapters && m.opt.FullFT {
@@ -133,7 +133,7 @@ func (m *Model) Forward(seqs [][]int32, adapters bool) (*Outputs, error) {
 	if err != nil {
 		return nil, err
 	}
-	if m.lora != nil && !m.merged {
+	if m.lora != nil && !m.Merged() {
 		saved := m.scale
 		defer func() { m.scale = saved }()
 		m.scale = 0

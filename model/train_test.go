@@ -3,6 +3,7 @@ package model
 import (
 	"math"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -421,21 +422,41 @@ func TestDropoutReproducible(t *testing.T) {
 
 func TestBF16WeightStorage(t *testing.T) {
 	const name = "qwen3-bf16-sharded"
+	const w = "model.layers.0.mlp.up_proj.weight"
 	ref := readFixtureRef(t, name)
-	f32 := openFixture(t, name, withAdapter(name))
 	o := withAdapter(name)
-	o.WeightDType = kernels.BF16
-	bf := openFixture(t, name, o)
-	if bf.byName["model.layers.0.mlp.up_proj.weight"].W.DType() != kernels.BF16 {
-		t.Fatal("matrices not stored as BF16")
+	o.F32Weights = true
+	f32 := openFixture(t, name, o)
+	bf := openFixture(t, name, withAdapter(name))
+	if bf.byName[w].W.DType() != kernels.BF16 {
+		t.Fatal("matrices not stored as BF16 by default")
+	}
+	if f32.byName[w].W.DType() != kernels.F32 {
+		t.Fatal("F32Weights did not widen the matrices")
 	}
 	a, _ := f32.LogProbs(ref.Tokens, true)
 	b, _ := bf.LogProbs(ref.Tokens, true)
 	if d := maxDiff(a, b); d != 0 {
 		t.Errorf("BF16 storage changes log-probs by %g", d)
 	}
-	if err := bf.Merge(); err == nil {
-		t.Error("Merge into BF16 weights must fail")
+	// Merging leaves the bf16 weights untouched: the merged weights are f32
+	// copies, equal to merging widened weights, and Unmerge restores exactly.
+	before := readHost(bf, bf.byName[w])
+	for _, m := range []*Model{f32, bf} {
+		if err := m.Merge(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ma, _ := f32.LogProbs(ref.Tokens, true)
+	mb, _ := bf.LogProbs(ref.Tokens, true)
+	if d := maxDiff(ma, mb); d != 0 {
+		t.Errorf("merged bf16 and merged f32 weights differ by %g in log-probs", d)
+	}
+	if err := bf.Unmerge(); err != nil {
+		t.Fatal(err)
+	}
+	if bf.byName[w].W.DType() != kernels.BF16 || !reflect.DeepEqual(readHost(bf, bf.byName[w]), before) {
+		t.Error("Merge/Unmerge changed the bf16 weights")
 	}
 }
 

@@ -1,114 +1,122 @@
 package main
 
 import (
-	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
 
 	"github.com/argrl/argrl/model"
-	"github.com/argrl/argrl/model/safetensors"
 )
 
-// train export --model DIR --out DIR [--dtype bf16|f32]
+// train export --model DIR --out DIR [--dtype bf16|f32] [--adapter DIR [--merge]] [--shard-size N]
 //
-// Writes a full fine-tuning checkpoint (or any model directory) as a
-// Hugging Face model directory: config.json with torch_dtype set,
-// model.safetensors in --dtype, and the tokenizer files found next to it.
-// The demo's base model (configs/demo/base-model) is made this way.
-func init() {
-	var in, out, dtype string
+// Writes a model directory (a full fine-tuning checkpoint, the demo's base
+// model, any Hugging Face directory) as a Hugging Face directory in --dtype,
+// sharded above --shard-size bytes; with --adapter and --merge, the LoRA
+// adapter merged into it; with --adapter alone, the adapter in PEFT's
+// layout. The base of an adapter is --model, else the adapter's
+// base_model_name_or_path. Everything streams: one row in memory at a time.
+func init() { root.AddCommand(newExportCmd()) }
+
+func newExportCmd() *cobra.Command {
+	var in, out, dtype, adapter string
+	var merge bool
+	var shard int64
 	c := &cobra.Command{
-		Use:   "export --model DIR --out DIR [--dtype bf16|f32]",
-		Short: "write a model directory (e.g. a full fine-tuning checkpoint) as a Hugging Face directory in bf16 or f32",
+		Use:   "export --model DIR --out DIR [--dtype bf16|f32] [--adapter DIR [--merge]] [--shard-size BYTES]",
+		Short: "write a model, a merged model + LoRA adapter, or a PEFT adapter as a Hugging Face directory",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if in == "" || out == "" {
-				return fmt.Errorf("export: --model and --out are required")
+			if out == "" {
+				return fmt.Errorf("export: --out is required")
 			}
-			n, err := exportModel(in, out, dtype)
+			if adapter == "" && in != "" && isAdapterDir(in) && !exists(filepath.Join(in, "config.json")) {
+				adapter, in = in, "" // --model names a LoRA checkpoint
+			}
+			if merge && adapter == "" {
+				return fmt.Errorf("export: --merge needs --adapter DIR")
+			}
+			var err error
+			if adapter != "" {
+				if in, err = adapterBase(adapter, in); err != nil {
+					return fmt.Errorf("export: %w", err)
+				}
+			}
+			if in == "" {
+				return fmt.Errorf("export: --model (or --adapter) is required")
+			}
+			log := cmd.ErrOrStderr()
+			if adapter != "" && !merge {
+				if err := exportAdapter(in, adapter, out); err != nil {
+					return fmt.Errorf("export: %w", err)
+				}
+				fmt.Fprintf(log, "export: adapter %s (base %s) → %s (PEFT)\n", adapter, in, out)
+				return nil
+			}
+			n, err := model.Export(in, out, model.ExportOptions{Adapter: adapter, DType: dtype, ShardBytes: shard})
 			if err != nil {
 				return fmt.Errorf("export: %w", err)
 			}
-			fmt.Fprintf(cmd.ErrOrStderr(), "export: %s → %s (%d parameters, %s)\n", in, out, n, dtype)
+			what := in
+			if adapter != "" {
+				what = in + " + " + adapter + " (merged)"
+			}
+			fmt.Fprintf(log, "export: %s → %s (%d parameters, %s)\n", what, out, n, dtype)
 			return nil
 		},
 	}
 	f := c.Flags()
-	f.StringVar(&in, "model", "", "model directory: config.json and safetensors weights (required)")
+	f.StringVar(&in, "model", "", "model directory: config.json and safetensors weights (the base of --adapter)")
 	f.StringVar(&out, "out", "", "output directory (required)")
 	f.StringVar(&dtype, "dtype", "bf16", "weight dtype: bf16 or f32")
-	root.AddCommand(c)
+	f.StringVar(&adapter, "adapter", "", "PEFT LoRA adapter directory (a run's checkpoint or best/)")
+	f.BoolVar(&merge, "merge", false, "merge --adapter into the weights and write a full model")
+	f.Int64Var(&shard, "shard-size", 5_000_000_000, "bytes per safetensors shard; larger models get model.safetensors.index.json")
+	return c
 }
 
-// exportFiles are copied when present.
-var exportFiles = []string{"tokenizer.json", "tokenizer_config.json", "generation_config.json", "special_tokens_map.json"}
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
 
-// exportModel writes in's model as a Hugging Face directory out and returns
-// its parameter count (tied embeddings counted once).
-func exportModel(in, out, dtype string) (int, error) {
-	var torchDType string
-	switch dtype {
-	case "bf16":
-		torchDType = "bfloat16"
-	case "f32":
-		torchDType = "float32"
-	default:
-		return 0, fmt.Errorf("--dtype %q: want bf16 or f32", dtype)
+func isAdapterDir(dir string) bool { return exists(filepath.Join(dir, model.AdapterConfigName)) }
+
+// adapterBase is the base model of an adapter: base if given, else the
+// adapter's base_model_name_or_path when that is a local model directory.
+func adapterBase(adapter, base string) (string, error) {
+	if base != "" {
+		return base, nil
 	}
-	ck, err := model.Load(in)
+	a, err := model.ReadAdapterConfig(adapter)
 	if err != nil {
-		return 0, err
+		return "", err
 	}
-	raw, err := os.ReadFile(filepath.Join(in, "config.json"))
+	if a.BaseModel == "" {
+		return "", fmt.Errorf("%s names no base model (base_model_name_or_path); give --model DIR", filepath.Join(adapter, model.AdapterConfigName))
+	}
+	if _, err := os.Stat(filepath.Join(a.BaseModel, "config.json")); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return "", fmt.Errorf("the base model %s named by %s is not a local model directory; give --model DIR", a.BaseModel, filepath.Join(adapter, model.AdapterConfigName))
+		}
+		return "", err
+	}
+	return a.BaseModel, nil
+}
+
+// exportAdapter checks a PEFT adapter against its base and writes it to out.
+func exportAdapter(base, adapter, out string) error {
+	c, err := model.LoadConfig(filepath.Join(base, "config.json"))
 	if err != nil {
-		return 0, err
+		return err
 	}
-	var cfg map[string]any
-	if err := json.Unmarshal(raw, &cfg); err != nil {
-		return 0, fmt.Errorf("%s: %w", filepath.Join(in, "config.json"), err)
-	}
-	cfg["torch_dtype"] = torchDType
-	cj, err := json.MarshalIndent(cfg, "", "  ")
+	a, err := model.ImportPEFT(adapter, c)
 	if err != nil {
-		return 0, err
+		return err
 	}
-	var ts []safetensors.Tensor
-	n := 0
-	for _, t := range ck.Weights.Params() {
-		n += len(t.Data)
-		if dtype == "bf16" {
-			ts = append(ts, safetensors.FromFloat32AsBF16(t.Name, t.Shape, t.Data))
-		} else {
-			ts = append(ts, safetensors.FromFloat32(t.Name, t.Shape, t.Data))
-		}
-	}
-	if err := os.MkdirAll(out, 0o755); err != nil {
-		return 0, err
-	}
-	if err := safetensors.WriteFile(filepath.Join(out, safetensors.SingleName), ts, map[string]string{"format": "pt"}); err != nil {
-		return 0, err
-	}
-	if err := os.WriteFile(filepath.Join(out, "config.json"), append(cj, '\n'), 0o644); err != nil {
-		return 0, err
-	}
-	for _, name := range exportFiles {
-		b, err := os.ReadFile(filepath.Join(in, name))
-		if os.IsNotExist(err) {
-			continue
-		}
-		if err != nil {
-			return 0, err
-		}
-		if err := os.WriteFile(filepath.Join(out, name), b, 0o644); err != nil {
-			return 0, err
-		}
-	}
-	// The written directory must load back as the same architecture.
-	if _, err := model.Load(out); err != nil {
-		return 0, fmt.Errorf("reloading %s: %w", out, err)
-	}
-	return n, nil
+	return model.ExportPEFT(out, a, c)
 }

@@ -1,4 +1,4 @@
-// Package format implements argrl's three output formats (REFERENCE §2):
+// Package format implements argrl's three output formats (docs/contracts.md §2):
 //
 //	tool_call    <tool_call>{"name": "f", "arguments": {"a": "v"}}</tool_call>, one per line; plain text for no call (paper 001 A.1)
 //	pythonic     [f(a="v", b=2), g(c="w")]; [] for no call (paper 000 App. H)
@@ -6,8 +6,9 @@
 //
 // Each format renders gold calls into the assistant text used as the SFT
 // target, and parses model text back into calls with the byte span of every
-// argument value (the spans drive β token weighting, REFERENCE §5). Parsers
-// never panic; each has a fuzz target.
+// argument value (the spans drive β token weighting, docs/contracts.md §5).
+// Parsers never panic; each has a fuzz target. Both parsers (the JSON one
+// here, data/internal/pylit for pythonic) lex with data/internal/scan.
 package format
 
 import (
@@ -102,9 +103,6 @@ func Get(name string, opts Options) (Format, error) {
 	}
 	return mk(opts), nil
 }
-
-// maxDepth bounds nesting in the parsers.
-const maxDepth = 100
 
 // invalid builds a Parsed for malformed text.
 func invalid(format string, args ...any) Parsed {

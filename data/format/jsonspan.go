@@ -2,11 +2,11 @@ package format
 
 import (
 	"fmt"
-	"math"
-	"strconv"
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/argrl/argrl/data/internal/scan"
 )
 
 // jnode is a JSON value with its position in the raw text. Objects keep
@@ -29,110 +29,90 @@ func (n *jnode) get(key string) (*jnode, bool) {
 	return nil, false
 }
 
-type jparser struct {
-	s     string
-	pos   int
-	depth int
-}
-
-func (p *jparser) fail(format string, args ...any) error {
-	return fmt.Errorf("JSON at byte %d: %s", p.pos, fmt.Sprintf(format, args...))
-}
+// jparser reads RFC 8259 JSON on the shared scanner.
+type jparser struct{ *scan.Scanner }
 
 // parseJSON parses exactly one JSON value in s[start:end], allowing
 // surrounding whitespace.
 func parseJSON(s string, start, end int) (*jnode, error) {
-	p := &jparser{s: s[:end], pos: start}
-	p.ws()
+	p := jparser{scan.New(s, start, end)}
+	p.SkipSpace()
 	n, err := p.value()
-	if err != nil {
-		return nil, err
+	if err == nil {
+		p.SkipSpace()
+		if !p.AtEnd() {
+			err = p.Errorf("unexpected text after the JSON value")
+		}
 	}
-	p.ws()
-	if p.pos != len(p.s) {
-		return nil, p.fail("unexpected text after the JSON value")
+	if err != nil {
+		return nil, fmt.Errorf("JSON %w", err)
 	}
 	return n, nil
 }
 
-func (p *jparser) ws() {
-	for p.pos < len(p.s) {
-		switch p.s[p.pos] {
-		case ' ', '\t', '\n', '\r':
-			p.pos++
-		default:
-			return
-		}
-	}
-}
+var jsonLiterals = []struct {
+	word string
+	v    any
+}{{"true", true}, {"false", false}, {"null", nil}}
 
-func (p *jparser) value() (*jnode, error) {
-	p.depth++
-	defer func() { p.depth-- }()
-	if p.depth > maxDepth {
-		return nil, p.fail("nesting deeper than %d", maxDepth)
+func (p jparser) value() (*jnode, error) {
+	err := p.Enter()
+	defer p.Leave()
+	if err != nil {
+		return nil, err
 	}
-	if p.pos >= len(p.s) {
-		return nil, p.fail("expected a value, found end of text")
+	if p.AtEnd() {
+		return nil, p.Errorf("expected a value, found end of text")
 	}
-	start := p.pos
-	switch c := p.s[p.pos]; {
+	start := p.Pos
+	switch c := p.Peek(); {
 	case c == '{':
 		return p.object()
 	case c == '[':
 		return p.array()
 	case c == '"':
-		v, sp, err := p.str()
+		v, sp, err := p.Quoted(&jsonString)
 		if err != nil {
 			return nil, err
 		}
-		return &jnode{v: v, span: sp, full: Span{start, p.pos}}, nil
+		return &jnode{v: v, span: Span(sp), full: Span{start, p.Pos}}, nil
 	case c == '-' || (c >= '0' && c <= '9'):
 		f, err := p.number()
 		if err != nil {
 			return nil, err
 		}
-		return &jnode{v: f, span: Span{start, p.pos}, full: Span{start, p.pos}}, nil
+		return &jnode{v: f, span: Span{start, p.Pos}, full: Span{start, p.Pos}}, nil
 	}
-	for _, lit := range []struct {
-		word string
-		v    any
-	}{{"true", true}, {"false", false}, {"null", nil}} {
-		if strings.HasPrefix(p.s[p.pos:], lit.word) {
-			p.pos += len(lit.word)
-			return &jnode{v: lit.v, span: Span{start, p.pos}, full: Span{start, p.pos}}, nil
+	for _, lit := range jsonLiterals {
+		if p.HasPrefix(lit.word) {
+			p.Pos += len(lit.word)
+			return &jnode{v: lit.v, span: Span{start, p.Pos}, full: Span{start, p.Pos}}, nil
 		}
 	}
-	return nil, p.fail("unexpected %q where a value belongs", p.s[p.pos])
+	return nil, p.Errorf("unexpected %q where a value belongs", p.Peek())
 }
 
-func (p *jparser) object() (*jnode, error) {
-	start := p.pos
-	p.pos++
+func (p jparser) object() (*jnode, error) {
+	start := p.Pos
+	p.Pos++
 	n := &jnode{}
 	m := map[string]any{}
-	for {
-		p.ws()
-		if p.pos < len(p.s) && p.s[p.pos] == '}' && len(n.keys) == 0 {
-			p.pos++
-			break
+	err := p.Seq('}', false, "expected ',' or '}' in an object", func() error {
+		if p.Peek() != '"' {
+			return p.Errorf("expected a string key")
 		}
-		if p.pos >= len(p.s) || p.s[p.pos] != '"' {
-			return nil, p.fail("expected a string key")
-		}
-		k, _, err := p.str()
+		k, _, err := p.Quoted(&jsonString)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		p.ws()
-		if p.pos >= len(p.s) || p.s[p.pos] != ':' {
-			return nil, p.fail("expected ':' after an object key")
+		p.SkipSpace()
+		if !p.Eat(':') {
+			return p.Errorf("expected ':' after an object key")
 		}
-		p.pos++
-		p.ws()
+		p.SkipSpace()
 		child, err := p.value()
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if _, dup := m[k]; dup {
 			for i := range n.keys {
@@ -145,174 +125,101 @@ func (p *jparser) object() (*jnode, error) {
 			n.vals = append(n.vals, child)
 		}
 		m[k] = child.v
-		p.ws()
-		if p.pos < len(p.s) && p.s[p.pos] == ',' {
-			p.pos++
-			continue
-		}
-		if p.pos < len(p.s) && p.s[p.pos] == '}' {
-			p.pos++
-			break
-		}
-		return nil, p.fail("expected ',' or '}' in an object")
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	n.v = m
-	n.span = Span{start, p.pos}
+	n.span = Span{start, p.Pos}
 	n.full = n.span
 	return n, nil
 }
 
-func (p *jparser) array() (*jnode, error) {
-	start := p.pos
-	p.pos++
+func (p jparser) array() (*jnode, error) {
+	start := p.Pos
+	p.Pos++
 	out := []any{}
 	n := &jnode{}
-	for {
-		p.ws()
-		if p.pos < len(p.s) && p.s[p.pos] == ']' && len(out) == 0 {
-			p.pos++
-			break
-		}
+	err := p.Seq(']', false, "expected ',' or ']' in an array", func() error {
 		child, err := p.value()
 		if err != nil {
-			return nil, err
+			return err
 		}
 		out = append(out, child.v)
 		n.vals = append(n.vals, child)
-		p.ws()
-		if p.pos < len(p.s) && p.s[p.pos] == ',' {
-			p.pos++
-			continue
-		}
-		if p.pos < len(p.s) && p.s[p.pos] == ']' {
-			p.pos++
-			break
-		}
-		return nil, p.fail("expected ',' or ']' in an array")
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	n.v = out
-	n.span = Span{start, p.pos}
+	n.span = Span{start, p.Pos}
 	n.full = n.span
 	return n, nil
 }
 
 // number parses a JSON number (RFC 8259 grammar) as float64.
-func (p *jparser) number() (float64, error) {
-	start := p.pos
-	if p.s[p.pos] == '-' {
-		p.pos++
+func (p jparser) number() (float64, error) {
+	start := p.Pos
+	p.Eat('-')
+	intStart := p.Pos
+	if p.Digits(false) == 0 {
+		return 0, p.Errorf("expected digits")
 	}
-	digits := func() int {
-		n := 0
-		for p.pos < len(p.s) && p.s[p.pos] >= '0' && p.s[p.pos] <= '9' {
-			p.pos++
-			n++
+	if p.Src[intStart] == '0' && p.Pos-intStart > 1 {
+		return 0, p.Errorf("leading zero in a number")
+	}
+	if p.Eat('.') && p.Digits(false) == 0 {
+		return 0, p.Errorf("expected digits after '.'")
+	}
+	if p.Eat('e') || p.Eat('E') {
+		if !p.Eat('+') {
+			p.Eat('-')
 		}
-		return n
-	}
-	intStart := p.pos
-	if digits() == 0 {
-		return 0, p.fail("expected digits")
-	}
-	if p.s[intStart] == '0' && p.pos-intStart > 1 {
-		return 0, p.fail("leading zero in a number")
-	}
-	if p.pos < len(p.s) && p.s[p.pos] == '.' {
-		p.pos++
-		if digits() == 0 {
-			return 0, p.fail("expected digits after '.'")
+		if p.Digits(false) == 0 {
+			return 0, p.Errorf("expected exponent digits")
 		}
 	}
-	if p.pos < len(p.s) && (p.s[p.pos] == 'e' || p.s[p.pos] == 'E') {
-		p.pos++
-		if p.pos < len(p.s) && (p.s[p.pos] == '+' || p.s[p.pos] == '-') {
-			p.pos++
-		}
-		if digits() == 0 {
-			return 0, p.fail("expected exponent digits")
-		}
-	}
-	f, err := strconv.ParseFloat(p.s[start:p.pos], 64)
-	if err != nil || math.IsInf(f, 0) {
-		p.pos = start
-		return 0, p.fail("number out of range")
+	f, ok := scan.Float(p.Src[start:p.Pos])
+	if !ok {
+		p.Pos = start
+		return 0, p.Errorf("number out of range")
 	}
 	return f, nil
 }
 
-// str parses a JSON string at p.pos and returns its value and the span of
-// its content. Invalid UTF-8 and lone surrogates become U+FFFD.
-func (p *jparser) str() (string, Span, error) {
-	p.pos++ // opening quote
-	start := p.pos
-	var b strings.Builder
-	for {
-		if p.pos >= len(p.s) {
-			return "", Span{}, p.fail("unterminated string")
+// jsonString is the JSON string literal: control characters must be
+// escaped; invalid UTF-8 and lone surrogates become U+FFFD.
+var jsonString = scan.Quote{Open: `"`, Close: `"`, Escape: jsonEscape,
+	Simple: map[byte]string{'"': "\"", '\\': "\\", '/': "/", 'b': "\b", 'f': "\f", 'n': "\n", 'r': "\r", 't': "\t"},
+	Reject: func(c byte) string {
+		if c < 0x20 {
+			return "control character in a string"
 		}
-		c := p.s[p.pos]
-		switch {
-		case c == '"':
-			end := p.pos
-			p.pos++
-			return b.String(), Span{start, end}, nil
-		case c < 0x20:
-			return "", Span{}, p.fail("control character in a string")
-		case c == '\\':
-			if p.pos+1 >= len(p.s) {
-				return "", Span{}, p.fail("unterminated string")
-			}
-			e := p.s[p.pos+1]
-			switch e {
-			case '"', '\\', '/':
-				b.WriteByte(e)
-			case 'b':
-				b.WriteByte('\b')
-			case 'f':
-				b.WriteByte('\f')
-			case 'n':
-				b.WriteByte('\n')
-			case 'r':
-				b.WriteByte('\r')
-			case 't':
-				b.WriteByte('\t')
-			case 'u':
-				r, ok := p.hex4(p.pos + 2)
-				if !ok {
-					return "", Span{}, p.fail("bad \\u escape")
-				}
-				p.pos += 6
-				if utf16.IsSurrogate(r) {
-					if r2, ok := p.hex4(p.pos + 2); ok && p.pos+1 < len(p.s) && p.s[p.pos] == '\\' && p.s[p.pos+1] == 'u' {
-						if d := utf16.DecodeRune(r, r2); d != utf8.RuneError {
-							b.WriteRune(d)
-							p.pos += 6
-							continue
-						}
-					}
-					r = utf8.RuneError
-				}
-				b.WriteRune(r)
-				continue
-			default:
-				return "", Span{}, p.fail("bad escape \\%c", e)
-			}
-			p.pos += 2
-		default:
-			r, size := utf8.DecodeRuneInString(p.s[p.pos:])
-			b.WriteRune(r)
-			p.pos += size
-		}
-	}
-}
+		return ""
+	}}
 
-func (p *jparser) hex4(at int) (rune, bool) {
-	if at+4 > len(p.s) {
-		return 0, false
+// jsonEscape decodes a \u escape at s.Pos, joining a surrogate pair.
+func jsonEscape(s *scan.Scanner, b *strings.Builder) error {
+	if e := s.Src[s.Pos+1]; e != 'u' {
+		return s.Errorf("bad escape \\%c", e)
 	}
-	v, err := strconv.ParseUint(p.s[at:at+4], 16, 32)
-	if err != nil || strings.ContainsAny(p.s[at:at+4], "+-") {
-		return 0, false
+	r, ok := s.Hex(s.Pos+2, 4)
+	if !ok {
+		return s.Errorf("bad \\u escape")
 	}
-	return rune(v), true
+	s.Pos += 6
+	if utf16.IsSurrogate(r) {
+		if r2, ok := s.Hex(s.Pos+2, 4); ok && s.HasPrefix(`\u`) {
+			if d := utf16.DecodeRune(r, r2); d != utf8.RuneError {
+				b.WriteRune(d)
+				s.Pos += 6
+				return nil
+			}
+		}
+		r = utf8.RuneError
+	}
+	b.WriteRune(r)
+	return nil
 }

@@ -3,6 +3,7 @@ package synth
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"regexp"
 	"sort"
@@ -67,6 +68,7 @@ type Arg struct {
 	Step     int    // Int: granularity (0 means 1)
 	Type     string // JSON-schema type; "" means string, or integer for Int
 	Required bool
+	at       string // file:line of its entry in the API files ("" if built in code)
 }
 
 // API is one tool of the benchmark with its utterance templates. Templates
@@ -76,36 +78,9 @@ type API struct {
 	Name, Domain, Desc string
 	Args               []Arg
 	T                  map[string][]string // language → templates
+	at                 string              // file:line of its entry ("" if built in code)
+	tmplAt             map[string][]string // language → file:line of each template
 }
-
-func fArg(name, cat, desc string) Arg {
-	return Arg{Name: name, Kind: Free, Cat: cat, Desc: desc, Required: true}
-}
-func cityUser(name, desc string) Arg {
-	return Arg{Name: name, Kind: EntityUser, Cat: "city", Desc: desc, Required: true}
-}
-func enArg(name, cat, desc string) Arg {
-	return Arg{Name: name, Kind: EntityEnglish, Cat: cat, Desc: desc, Required: true}
-}
-func eArg(name, cat, desc string) Arg {
-	return Arg{Name: name, Kind: Enum, Cat: cat, Desc: desc, Required: true}
-}
-func idArg(name, pool, desc string) Arg {
-	return Arg{Name: name, Kind: Ident, Cat: pool, Desc: desc, Required: true}
-}
-func iArg(name, desc string, min, max, step int) Arg {
-	return Arg{Name: name, Kind: Int, Desc: desc, Min: min, Max: max, Step: step, Required: true}
-}
-func amount(name, desc string, min, max, step int) Arg {
-	a := iArg(name, desc, min, max, step)
-	a.Type = "number"
-	return a
-}
-func dArg(name, desc string) Arg { return Arg{Name: name, Kind: Date, Desc: desc, Required: true} }
-func tArg(name, desc string) Arg { return Arg{Name: name, Kind: Time, Desc: desc, Required: true} }
-
-// opt marks an argument optional.
-func opt(a Arg) Arg { a.Required = false; return a }
 
 func (a Arg) schemaType() string {
 	switch {
@@ -122,7 +97,7 @@ func (a Arg) enumValues() []string {
 	if a.Kind != Enum {
 		return nil
 	}
-	es, _ := category(a.Cat)
+	es, _ := builtin.category(a.Cat)
 	out := make([]string, len(es))
 	for i, e := range es {
 		out[i] = e.Key
@@ -193,70 +168,91 @@ func placeholders(t string) []string {
 }
 
 // APIs returns the benchmark's API table (shared; do not modify).
-func APIs() []*API { return apiTable }
+func APIs() []*API { return builtin.apis }
 
-var apiTable = append(append([]*API{}, apisA...), apisB...)
+// errf is an error about api, at pos when the position is known.
+func (api *API) errf(pos, format string, args ...any) error {
+	msg := "api " + api.Name + ": " + fmt.Sprintf(format, args...)
+	if pos != "" {
+		msg = pos + ": " + msg
+	}
+	return errors.New(msg)
+}
 
-// checkAPIs verifies the API table: unique names, known lexicon categories
-// and pools, templates in every language, template i mentioning the same
-// arguments in every language, each argument at most once, every required
-// argument in every template.
-func checkAPIs(apis []*API) error {
+// templateAt is the position of template i in lang (the API's if unknown).
+func (api *API) templateAt(lang string, i int) string {
+	if ts := api.tmplAt[lang]; i < len(ts) {
+		return ts[i]
+	}
+	return api.at
+}
+
+// checkAPIs verifies an API table against t's lexicon: unique names, known
+// lexicon categories and pools, templates in every language, template i
+// mentioning the same arguments in every language, each argument at most
+// once, every required argument in every template.
+func (t *tables) checkAPIs(apis []*API) error {
 	seen := map[string]bool{}
 	for _, api := range apis {
 		if seen[api.Name] {
-			return fmt.Errorf("api %s: duplicate name", api.Name)
+			return api.errf(api.at, "duplicate name")
 		}
 		seen[api.Name] = true
 		if len(api.Args) < 1 || len(api.Args) > 4 {
-			return fmt.Errorf("api %s: %d arguments (want 1-4)", api.Name, len(api.Args))
+			return api.errf(api.at, "%d arguments (want 1-4)", len(api.Args))
 		}
-		for _, a := range api.Args {
+		for i, a := range api.Args {
 			switch a.Kind {
 			case Free, EntityUser, EntityEnglish, Enum:
-				if _, ok := category(a.Cat); !ok {
-					return fmt.Errorf("api %s: argument %s: unknown lexicon category %q", api.Name, a.Name, a.Cat)
+				if _, ok := t.category(a.Cat); !ok {
+					return api.errf(a.at, "argument %s: unknown lexicon category %q", a.Name, a.Cat)
 				}
 			case Ident:
-				if _, ok := idPools[a.Cat]; !ok && a.Cat != "flight" {
-					return fmt.Errorf("api %s: argument %s: unknown identifier pool %q", api.Name, a.Name, a.Cat)
+				if _, ok := t.ids[a.Cat]; !ok && a.Cat != "flight" {
+					return api.errf(a.at, "argument %s: unknown identifier pool %q", a.Name, a.Cat)
 				}
 			case Int:
 				if a.Min > a.Max {
-					return fmt.Errorf("api %s: argument %s: empty range", api.Name, a.Name)
+					return api.errf(a.at, "argument %s: empty range", a.Name)
+				}
+			}
+			for _, b := range api.Args[:i] {
+				if b.Name == a.Name {
+					return api.errf(a.at, "argument %s declared twice", a.Name)
 				}
 			}
 		}
 		n := len(api.T["en"])
 		if n == 0 {
-			return fmt.Errorf("api %s: no English templates", api.Name)
+			return api.errf(api.at, "no English templates")
 		}
 		for _, lang := range Langs {
 			ts := api.T[lang]
 			if len(ts) != n {
-				return fmt.Errorf("api %s: %d %s templates, %d English ones", api.Name, len(ts), lang, n)
+				return api.errf(api.at, "%d %s templates, %d English ones", len(ts), lang, n)
 			}
-			for i, t := range ts {
-				ph := placeholders(t)
+			for i, tmpl := range ts {
+				pos := api.templateAt(lang, i)
+				ph := placeholders(tmpl)
 				want := placeholders(api.T["en"][i])
 				if strings.Join(ph, ",") != strings.Join(want, ",") {
-					return fmt.Errorf("api %s: %s template %d mentions %v, English one %v", api.Name, lang, i, ph, want)
+					return api.errf(pos, "%s template %d mentions %v, English one %v", lang, i, ph, want)
 				}
 				for j, p := range ph {
 					if _, ok := api.arg(p); !ok {
-						return fmt.Errorf("api %s: %s template %d: unknown argument {%s}", api.Name, lang, i, p)
+						return api.errf(pos, "%s template %d: unknown argument {%s}", lang, i, p)
 					}
 					if j > 0 && ph[j-1] == p {
-						return fmt.Errorf("api %s: %s template %d mentions {%s} twice", api.Name, lang, i, p)
+						return api.errf(pos, "%s template %d mentions {%s} twice", lang, i, p)
 					}
 				}
 				for _, a := range api.Args {
 					if a.Required && !contains(ph, a.Name) {
-						return fmt.Errorf("api %s: %s template %d lacks required {%s}", api.Name, lang, i, a.Name)
+						return api.errf(pos, "%s template %d lacks required {%s}", lang, i, a.Name)
 					}
 				}
-				if strings.HasPrefix(t, "{") {
-					return fmt.Errorf("api %s: %s template %d starts with a slot", api.Name, lang, i)
+				if strings.HasPrefix(tmpl, "{") {
+					return api.errf(pos, "%s template %d starts with a slot", lang, i)
 				}
 			}
 		}

@@ -70,7 +70,7 @@ func checkGold(r data.Record, apis map[string]*API, base bool) (eng, dist bool, 
 			s, isStr := v.(string)
 			switch a.Kind {
 			case Free, EntityUser:
-				es, _ := category(a.Cat)
+				es, _ := builtin.category(a.Cat)
 				e := find(es, func(e Entry) bool { return e.T[li] == s && strings.Contains(utt, s) })
 				if e != nil {
 					if e.T[li] != e.T[0] {
@@ -85,12 +85,12 @@ func checkGold(r data.Record, apis map[string]*API, base bool) (eng, dist bool, 
 				}
 				return false, false, fmt.Errorf("%s.%s = %q is not the %s lexicon value (category %s) the user said", c.Name, k, s, r.Lang, a.Cat)
 			case EntityEnglish:
-				es, _ := category(a.Cat)
+				es, _ := builtin.category(a.Cat)
 				if find(es, func(e Entry) bool { return e.T[0] == s && strings.Contains(utt, e.T[li]) }) == nil {
 					return false, false, fmt.Errorf("%s.%s = %q is not the English name of an entity the user said", c.Name, k, s)
 				}
 			case Enum:
-				es, _ := category(a.Cat)
+				es, _ := builtin.category(a.Cat)
 				if find(es, func(e Entry) bool { return e.Key == s && strings.Contains(utt, e.T[li]) }) == nil {
 					return false, false, fmt.Errorf("%s.%s = %q is not the enum value of a word the user said", c.Name, k, s)
 				}

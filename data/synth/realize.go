@@ -46,21 +46,6 @@ type instance struct {
 	prefix int
 }
 
-// Per-language glue: politeness prefixes (same count in every language),
-// the conjunction that joins the two requests of a parallel case, and the
-// language names used in SMV documents.
-var (
-	prefixes = map[string][]string{
-		"en": {"", "", "Please, ", "Hi, ", "Hey, "},
-		"es": {"", "", "Por favor, ", "Hola, ", "Oye, "},
-		"fr": {"", "", "S'il te plaît, ", "Salut, ", "Dis, "},
-		"it": {"", "", "Per favore, ", "Ciao, ", "Senti, "},
-		"nl": {"", "", "Alsjeblieft, ", "Hoi, ", "Hé, "},
-	}
-	conjunctions = map[string]string{"en": "And", "es": "Y", "fr": "Et", "it": "E", "nl": "En"}
-	langNames    = map[string]string{"en": "English", "es": "Spanish", "fr": "French", "it": "Italian", "nl": "Dutch"}
-)
-
 var dateBase = time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // sampleCall draws a template and values for api. langs are the languages
@@ -78,7 +63,7 @@ func sampleCall(rng *rand.Rand, api *API, langs []string) callInst {
 func sampleValue(rng *rand.Rand, a Arg, used map[*Entry]bool, langs []string) value {
 	switch a.Kind {
 	case Free, EntityUser, EntityEnglish, Enum:
-		es, _ := category(a.Cat)
+		es, _ := builtin.category(a.Cat)
 		var cand []*Entry
 		for i := range es {
 			e := &es[i]
@@ -95,10 +80,10 @@ func sampleValue(rng *rand.Rand, a Arg, used map[*Entry]bool, langs []string) va
 		return value{entry: e}
 	case Ident:
 		if a.Cat == "flight" {
-			air := idPools["airline"]
+			air := builtin.ids["airline"]
 			return value{str: air[rng.IntN(len(air))] + strconv.Itoa(100+rng.IntN(9900))}
 		}
-		pool := idPools[a.Cat]
+		pool := builtin.ids[a.Cat]
 		return value{str: pool[rng.IntN(len(pool))]}
 	case Int:
 		step := max(a.Step, 1)
@@ -181,9 +166,9 @@ func utterance(inst *instance, li int) string {
 		s := fill(c, li)
 		switch {
 		case i > 0:
-			s = conjunctions[lang] + " " + lowerFirst(s)
-		case prefixes[lang][inst.prefix] != "":
-			s = prefixes[lang][inst.prefix] + lowerFirst(s)
+			s = builtin.glue[lang].And + " " + lowerFirst(s)
+		case builtin.glue[lang].Prefixes[inst.prefix] != "":
+			s = builtin.glue[lang].Prefixes[inst.prefix] + lowerFirst(s)
 		}
 		if !strings.HasSuffix(s, "?") {
 			s += "."
@@ -237,9 +222,9 @@ func realize(inst *instance, lang string, english, withSMV bool) data.Record {
 func modification(a Arg, lang string) string {
 	switch a.Kind {
 	case Free:
-		return "Copy the user's words, in the user's language (" + langNames[lang] + "); do not translate."
+		return "Copy the user's words, in the user's language (" + builtin.glue[lang].Name + "); do not translate."
 	case EntityUser:
-		return "Write the name as the user wrote it, in " + langNames[lang] + "."
+		return "Write the name as the user wrote it, in " + builtin.glue[lang].Name + "."
 	case EntityEnglish:
 		return "Write the English name, whatever the user's language."
 	case Enum:

@@ -1,12 +1,12 @@
 // Package synth generates argrl's embedded multilingual tool-calling
 // benchmark (issue 8): a seeded, deterministic miniature of paper 000's
-// translated BFCL, in the common schema (REFERENCE §1).
+// translated BFCL, in the common schema (docs/contracts.md §1).
 //
-//   - 58 APIs in 12 domains (apis_a.go, apis_b.go), each with 1–4 arguments
-//     of four kinds: categorical (enum), named entity, free-form user text,
-//     number or date.
+//   - 58 APIs in 12 domains (the embedded apis/*.json, one file a domain),
+//     each with 1–4 arguments of four kinds: categorical (enum), named
+//     entity, free-form user text, number or date.
 //   - Utterances in en, es, fr, it, nl from templates with slot fillers; a
-//     lexicon of user-facing values translated into all five (lexicon*.go).
+//     lexicon of user-facing values translated into all five (lexicon/*.tsv).
 //   - Gold values follow paper 000's translation protocol (App. G): free-form
 //     values in the user's language; enums, identifiers, numbers and dates
 //     unchanged; named entities as the API description says ("in English" or
@@ -132,10 +132,10 @@ func Generate(cfg Config) (*Output, error) {
 	if err := cfg.check(); err != nil {
 		return nil, err
 	}
-	if err := checkAPIs(apiTable); err != nil {
-		return nil, fmt.Errorf("synth: %w", err)
+	if builtinErr != nil {
+		return nil, builtinErr
 	}
-	g := &generator{cfg: cfg, all: apiTable, reserved: map[string]bool{}}
+	g := &generator{cfg: cfg, all: builtin.apis, reserved: map[string]bool{}}
 	seen, held, shared := partition(g.all, cfg)
 	out := &Output{}
 	var err error
@@ -295,7 +295,7 @@ func (g *generator) split(name string, rng *rand.Rand, n int, pool, distract []*
 
 // sample draws one instance for plan p.
 func (g *generator) sample(rng *rand.Rand, p plan, pool, distract []*API, shared *API, langs []string) instance {
-	inst := instance{kind: p.kind, prefix: rng.IntN(len(prefixes["en"]))}
+	inst := instance{kind: p.kind, prefix: rng.IntN(len(builtin.glue["en"].Prefixes))}
 	pick := func(from []*API) *API { return from[rng.IntN(len(from))] }
 	first := pick(pool)
 	if p.shared {
@@ -461,7 +461,7 @@ func overlapOf(train, eval []data.Record) OverlapReport {
 func round4(x float64) float64 { return math.Round(x*1e4) / 1e4 }
 
 func buildReport(cfg Config, o *Output, seen, held []*API, shared *API) Report {
-	r := Report{Seed: cfg.Seed, APIs: len(apiTable), LexiconValues: LexiconSize(), ArgKinds: map[string]int{},
+	r := Report{Seed: cfg.Seed, APIs: len(builtin.apis), LexiconValues: LexiconSize(), ArgKinds: map[string]int{},
 		Seen: apiNames(seen), HeldOut: apiNames(held), Records: map[string]int{},
 		Cases: map[string]map[string]int{}, Langs: map[string]map[string]int{},
 		Overlap: map[string]OverlapReport{
@@ -475,7 +475,7 @@ func buildReport(cfg Config, o *Output, seen, held []*API, shared *API) Report {
 		r.Shared = shared.Name
 	}
 	domains := map[string]bool{}
-	for _, a := range apiTable {
+	for _, a := range builtin.apis {
 		domains[a.Domain] = true
 		for _, arg := range a.Args {
 			r.ArgKinds[arg.Kind.Class()]++

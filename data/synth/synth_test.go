@@ -101,7 +101,7 @@ func TestDeterministic(t *testing.T) {
 }
 
 func TestAPITable(t *testing.T) {
-	if err := checkAPIs(APIs()); err != nil {
+	if err := builtin.checkAPIs(APIs()); err != nil {
 		t.Fatal(err)
 	}
 	domains := map[string]bool{}
@@ -134,15 +134,15 @@ func TestAPITable(t *testing.T) {
 		bad.T[l] = append([]string(nil), ts...)
 	}
 	bad.T["it"][0] = "Cercami un volo"
-	if err := checkAPIs([]*API{&bad}); err == nil {
+	if err := builtin.checkAPIs([]*API{&bad}); err == nil {
 		t.Error("checkAPIs accepted an Italian template without its required arguments")
 	}
 }
 
 func TestLexicon(t *testing.T) {
 	free := 0
-	for _, cat := range freeFormCategories {
-		es := lexFree[cat]
+	for _, cat := range builtin.freeCats {
+		es := builtin.free[cat]
 		if len(es) == 0 {
 			t.Fatalf("free-form category %s is empty", cat)
 		}
@@ -166,7 +166,7 @@ func TestLexicon(t *testing.T) {
 	if n := LexiconSize(); n < 300 {
 		t.Errorf("lexicon has %d values, want ≥ 300", n)
 	}
-	for _, m := range []map[string][]Entry{lexFree, lexNamed, lexEnum} {
+	for _, m := range []map[string][]Entry{builtin.free, builtin.named, builtin.enum} {
 		for cat, es := range m {
 			keys := map[string]bool{}
 			for _, e := range es {

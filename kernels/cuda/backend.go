@@ -27,7 +27,9 @@ type Options struct {
 // memory. F32 and BF16 storage as in the CPU backend: outputs, MatMul's A
 // and C, and in-place state must be F32; read-only inputs may be BF16
 // (Embedding tables and MatMul B natively, others through a temporary f32
-// copy). Integer side inputs are uploaded per call into pooled scratch. All
+// copy); Upload copies a checkpoint tensor's bytes to the device as they
+// are. Argument checks are kernels.ArgCheck, as in every backend (no
+// buffer is read-only: device memory is never mapped). Integer side inputs are uploaded per call into pooled scratch. All
 // work goes to one stream in issue order; errors are recorded and returned
 // by Sync. Methods are safe for concurrent use (they serialize).
 type Backend struct {
@@ -92,15 +94,12 @@ type buffer struct {
 
 func (b *buffer) Len() int             { return b.n }
 func (b *buffer) DType() kernels.DType { return b.dt }
+func (b *buffer) Live() bool           { return b != nil && b.st != nil && !b.st.freed }
+func (b *buffer) ReadOnly() bool       { return false } // device memory is never mapped
 func (b *buffer) ptr() devPtr          { return b.st.ptr + devPtr(b.off*esize(b.dt)) }
 func (b *buffer) bytes() int64         { return int64(b.n) * int64(esize(b.dt)) }
 
-func esize(dt kernels.DType) int {
-	if dt == kernels.BF16 {
-		return 2
-	}
-	return 4
-}
+func esize(dt kernels.DType) int { return dt.Size() }
 
 // fail records err unless an earlier error is pending (be.mu held).
 func (be *Backend) fail(err error) {
@@ -166,12 +165,12 @@ func (be *Backend) Free(b kernels.Buffer) {
 func (be *Backend) View(b kernels.Buffer, off, n int) kernels.Buffer {
 	o := be.begin("View")
 	defer o.end()
-	cb := o.get("b", b, 0)
+	cb := o.buf("b", b, 0, kernels.Read)
 	if cb == nil {
 		return &buffer{st: &store{freed: true}, view: true}
 	}
 	if off < 0 || n < 0 || off+n > cb.n {
-		o.failf("[%d, %d) outside buffer of %d", off, off+n, cb.n)
+		o.Failf("[%d, %d) outside buffer of %d", off, off+n, cb.n)
 		return &buffer{st: &store{freed: true}, dt: cb.dt, view: true}
 	}
 	return &buffer{st: cb.st, off: cb.off + off, n: n, dt: cb.dt, view: true}
@@ -203,12 +202,11 @@ func i32bytes(v []int32) []byte {
 func (be *Backend) CopyIn(dst kernels.Buffer, src []float32) {
 	o := be.begin("CopyIn")
 	defer o.end()
-	d := o.get("dst", dst, len(src))
-	if d == nil {
+	d := o.buf("dst", dst, len(src), kernels.WriteAny)
+	if o.Bad {
 		return
 	}
-	if d.n != len(src) {
-		o.failf("dst has %d elements, src %d", d.n, len(src))
+	if o.Exact("dst", "src", d.n, len(src)); o.Bad {
 		return
 	}
 	if d.dt == kernels.F32 {
@@ -222,16 +220,33 @@ func (be *Backend) CopyIn(dst kernels.Buffer, src []float32) {
 	o.check(be.dev.htod(d.ptr(), u16bytes(h)))
 }
 
+// Upload copies raw (d.Len() little-endian elements of d's dtype) straight
+// to the device: one host→device copy of the caller's bytes, no conversion
+// and no host copy of the tensor (the driver stages pageable memory, such
+// as an mmap of a checkpoint, through its own pinned buffers).
+func (be *Backend) Upload(dst kernels.Buffer, raw []byte) {
+	o := be.begin("Upload")
+	defer o.end()
+	d := o.buf("dst", dst, 0, kernels.WriteAny)
+	if o.Bad {
+		return
+	}
+	if int64(len(raw)) != d.bytes() {
+		o.Failf("raw has %d bytes, dst's %d %v elements need %d", len(raw), d.n, d.dt, d.bytes())
+		return
+	}
+	o.check(be.dev.htod(d.ptr(), raw))
+}
+
 // CopyOut downloads src into dst; it waits for the work queued before it.
 func (be *Backend) CopyOut(dst []float32, src kernels.Buffer) {
 	o := be.begin("CopyOut")
 	defer o.end()
-	s := o.get("src", src, len(dst))
-	if s == nil {
+	s := o.buf("src", src, len(dst), kernels.Read)
+	if o.Bad {
 		return
 	}
-	if s.n != len(dst) {
-		o.failf("src has %d elements, dst %d", s.n, len(dst))
+	if o.Exact("src", "dst", s.n, len(dst)); o.Bad {
 		return
 	}
 	if s.dt == kernels.F32 {
@@ -249,12 +264,12 @@ func (be *Backend) CopyOut(dst []float32, src kernels.Buffer) {
 func (be *Backend) Copy(dst, src kernels.Buffer) {
 	o := be.begin("Copy")
 	defer o.end()
-	d, s := o.get("dst", dst, 0), o.get("src", src, 0)
-	if o.bad {
+	d, s := o.buf("dst", dst, 0, kernels.WriteAny), o.buf("src", src, 0, kernels.Read)
+	if o.Bad {
 		return
 	}
 	if d.n != s.n || d.dt != s.dt {
-		o.failf("dst is %d×%v, src %d×%v", d.n, d.dt, s.n, s.dt)
+		o.Failf("dst is %d×%v, src %d×%v", d.n, d.dt, s.n, s.dt)
 		return
 	}
 	if d.n > 0 {
@@ -265,8 +280,8 @@ func (be *Backend) Copy(dst, src kernels.Buffer) {
 func (be *Backend) Fill(dst kernels.Buffer, v float32) {
 	o := be.begin("Fill")
 	defer o.end()
-	d := o.get("dst", dst, 0)
-	if d == nil || d.n == 0 {
+	d := o.buf("dst", dst, 0, kernels.WriteAny)
+	if o.Bad || d.n == 0 {
 		return
 	}
 	if d.dt == kernels.F32 {

@@ -1,8 +1,7 @@
 // common.cuh: helpers shared by every kernel source in kernels/cuda.
 //
 // Every .cu file here is compiled twice from the same text:
-//   - by nvcc to PTX for sm_80 and sm_90 (gen.sh; embedded in the cuda
-//     backend), and
+//   - by nvcc to PTX for sm_80 (gen.sh; embedded in the cuda backend), and
 //   - by g++ as C++ with emu/cuda_emu.h included first (ARGRL_EMU defined),
 //     which emulates threads, blocks, __syncthreads, shared memory and warp
 //     shuffles on the CPU so the kernels are tested without a GPU.

@@ -38,16 +38,17 @@ import (
 	"gorgonia.org/cu"
 )
 
-// ptxFS holds the PTX gen.sh made: ptx/sm_80/*.ptx, ptx/sm_90/*.ptx.
+// ptxFS holds the PTX gen.sh made: ptx/sm_80/*.ptx, JIT-compiled by the
+// driver for the device's architecture.
 //
 //go:embed ptx
 var ptxFS embed.FS
 
 // cuDevice is the GPU: the primary context of one device, one non-blocking
-// stream for all work (kernels, copies, cuBLAS), the PTX modules for the
-// device's architecture, and a cuBLAS handle bound to the stream. A CUDA
-// context is current per OS thread, so every call pins its goroutine to its
-// thread and makes the context current first.
+// stream for all work (kernels, copies, cuBLAS), the PTX modules (sm_80,
+// JIT-compiled for the device), and a cuBLAS handle bound to the stream. A
+// CUDA context is current per OS thread, so every call pins its goroutine
+// to its thread and makes the context current first.
 type cuDevice struct {
 	dev    cu.Device
 	ctx    cu.CUContext
@@ -75,10 +76,7 @@ func newCUDADevice(ordinal int) (*cuDevice, error) {
 	if major < 8 {
 		return nil, fmt.Errorf("cuda: device %d has compute capability %d.%d; argrl's kernels need 8.0 or newer", ordinal, major, minor)
 	}
-	arch := 80
-	if major*10+minor >= 90 {
-		arch = 90
-	}
+	arch := ptxArchs[0]
 	d := &cuDevice{dev: dev, fns: map[string]cu.Function{}, sigs: map[string]string{}}
 	if d.ctx, err = dev.RetainPrimaryCtx(); err != nil {
 		return nil, fmt.Errorf("cuda: retain context: %w", err)

@@ -6,9 +6,11 @@
 //
 //	*.cu, common.cuh      the kernels (CUDA C), one file per op family; each
 //	                      names the kernels.Ref* loop it implements
-//	ptx/sm_80, ptx/sm_90  PTX from gen.sh (make cuda), committed, embedded
-//	                      by the GPU build and JIT-loaded as cu modules;
-//	                      ptx/SOURCES records the digest of the sources
+//	ptx/sm_80             PTX from gen.sh (make cuda), committed, embedded
+//	                      by the GPU build and JIT-compiled by the driver
+//	                      for the GPU at hand (Ampere, Hopper) as cu
+//	                      modules; ptx/SOURCES records the digest of the
+//	                      sources
 //	backend.go, ops_*.go  the Backend: argument checks, launch shapes,
 //	matmul.go, pool.go    row-major → cuBLAS mapping, caching allocator —
 //	                      all written against the small `device` interface

@@ -226,7 +226,7 @@ func testShapes(t *testing.T, be *Backend) {
 	h.near("LogProbs backward", h.down(dl), wdl, rtolReduce, atolReduce)
 
 	Nr, H, D, P := 7, 3, 40, 50
-	cos32, sin32 := kernels.RopeTables(D, P, 1e6, nil)
+	cos32, sin32 := kernels.RopeTables(kernels.RopeInvFreq(D, 1e6), P)
 	cos, sin := make([]float64, len(cos32)), make([]float64, len(sin32))
 	for i := range cos32 {
 		cos[i], sin[i] = float64(cos32[i]), float64(sin32[i])

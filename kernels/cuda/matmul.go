@@ -16,23 +16,11 @@ import "github.com/argrl/argrl/kernels"
 func (be *Backend) MatMul(c, a, b kernels.Buffer, p kernels.MatMulParams) {
 	o := be.begin("MatMul")
 	defer o.end()
-	o.dims("Batch, M, N, K, StrideA, StrideB, StrideC", p.Batch, p.M, p.N, p.K, p.StrideA, p.StrideB, p.StrideC)
-	if p.Batch > 1 && p.StrideC == 0 {
-		o.failf("StrideC = 0 with Batch = %d", p.Batch)
-	}
-	if o.bad || p.Batch == 0 || p.M*p.N == 0 {
-		return
-	}
-	need := func(stride, elems int) int { return (p.Batch-1)*stride + elems }
-	nA, nB, nC := need(p.StrideA, p.M*p.K), need(p.StrideB, p.K*p.N), need(p.StrideC, p.M*p.N)
+	nA, nB, nC := o.ArgCheck.MatMul(p)
 	cp := o.out("c", c, nC)
-	ab := o.get("a", a, nA)
-	bb := o.get("b", b, nB)
-	if o.bad {
-		return
-	}
-	if ab.dt != kernels.F32 {
-		o.failf("a must be f32, is %v", ab.dt)
+	ab := o.buf("a", a, nA, kernels.ReadF32)
+	bb := o.buf("b", b, nB, kernels.Read)
+	if o.Skip(p.Batch, p.M, p.N) {
 		return
 	}
 	g := gemmCall{
@@ -55,7 +43,7 @@ func (be *Backend) MatMul(c, a, b kernels.Buffer, p kernels.MatMulParams) {
 			g.A = o.in("b", b, nB)
 		}
 	}
-	if !o.bad {
+	if !o.Bad {
 		o.check(be.dev.gemm(&g))
 	}
 }

@@ -17,7 +17,7 @@ func New(opt Options) (*Backend, error) {
 	return newBackend(d, opt), nil
 }
 
-// Device describes the GPU ("NVIDIA H200 (sm_90, PTX sm_90)").
+// Device describes the GPU ("NVIDIA H200 (sm_90, PTX sm_80)").
 func (be *Backend) Device() string {
 	if d, ok := be.dev.(*cuDevice); ok {
 		return d.label

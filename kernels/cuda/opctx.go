@@ -1,18 +1,14 @@
 package cuda
 
-import (
-	"fmt"
+import "github.com/argrl/argrl/kernels"
 
-	"github.com/argrl/argrl/kernels"
-)
-
-// opCtx holds one op call: the backend lock, argument checks (the first
-// failure is recorded and the op becomes a no-op), and scratch blocks that
-// go back to the pool when the call returns (safe: see pool).
+// opCtx holds one op call: the backend lock, the argument checks shared
+// with every backend (kernels.ArgCheck: the first failure is recorded and
+// the op becomes a no-op), and scratch blocks that go back to the pool when
+// the call returns (safe: see pool).
 type opCtx struct {
+	kernels.ArgCheck
 	be  *Backend
-	op  string
-	bad bool
 	tmp []tmpBlock
 }
 
@@ -23,7 +19,7 @@ type tmpBlock struct {
 
 func (be *Backend) begin(op string) *opCtx {
 	be.mu.Lock()
-	return &opCtx{be: be, op: op}
+	return &opCtx{ArgCheck: kernels.ArgCheck{Backend: be.dev.name(), Op: op, Record: be.fail}, be: be}
 }
 
 func (o *opCtx) end() {
@@ -33,62 +29,24 @@ func (o *opCtx) end() {
 	o.be.mu.Unlock()
 }
 
-func (o *opCtx) failf(format string, a ...any) {
-	if !o.bad {
-		o.be.fail(fmt.Errorf("%s: %s: %s", o.be.dev.name(), o.op, fmt.Sprintf(format, a...)))
-	}
-	o.bad = true
-}
-
 // check records a device error; it reports whether err was nil.
 func (o *opCtx) check(err error) bool {
 	if err != nil {
-		o.failf("%v", err)
+		o.Failf("%v", err)
 		return false
 	}
 	return true
 }
 
-// dims fails unless every value is >= 0.
-func (o *opCtx) dims(names string, v ...int) {
-	for _, x := range v {
-		if x < 0 {
-			o.failf("negative dimension in %s = %v", names, v)
-			return
-		}
-	}
+// buf checks buffer argument name (see kernels.Arg).
+func (o *opCtx) buf(name string, b kernels.Buffer, n int, acc kernels.Access) *buffer {
+	return kernels.Arg[*buffer](&o.ArgCheck, name, b, n, acc)
 }
 
-// get checks that b is a live buffer of this backend with at least n
-// elements.
-func (o *opCtx) get(name string, b kernels.Buffer, n int) *buffer {
-	if o.bad {
-		return nil
-	}
-	cb, ok := b.(*buffer)
-	if !ok || cb == nil {
-		o.failf("%s is not a %s buffer (%T)", name, o.be.dev.name(), b)
-		return nil
-	}
-	if cb.st.freed {
-		o.failf("%s was freed", name)
-		return nil
-	}
-	if cb.n < n {
-		o.failf("%s has %d elements, needs %d", name, cb.n, n)
-		return nil
-	}
-	return cb
-}
-
-// out returns an F32 buffer's address (outputs and in-place state).
+// out returns a writable F32 buffer's address (outputs and in-place state).
 func (o *opCtx) out(name string, b kernels.Buffer, n int) devPtr {
-	cb := o.get(name, b, n)
+	cb := o.buf(name, b, n, kernels.Write)
 	if cb == nil {
-		return 0
-	}
-	if cb.dt != kernels.F32 {
-		o.failf("%s must be f32, is %v", name, cb.dt)
 		return 0
 	}
 	return cb.ptr()
@@ -97,7 +55,7 @@ func (o *opCtx) out(name string, b kernels.Buffer, n int) devPtr {
 // in returns the address of a read-only input as f32, widening a BF16
 // buffer into scratch.
 func (o *opCtx) in(name string, b kernels.Buffer, n int) devPtr {
-	cb := o.get(name, b, n)
+	cb := o.buf(name, b, n, kernels.Read)
 	if cb == nil {
 		return 0
 	}
@@ -111,12 +69,12 @@ func (o *opCtx) in(name string, b kernels.Buffer, n int) devPtr {
 
 // scratch returns a pooled block of at least bytes, valid for this call.
 func (o *opCtx) scratch(bytes int64) devPtr {
-	if o.bad {
+	if o.Bad {
 		return 0
 	}
 	p, size, err := o.be.pool.get(bytes)
 	if err != nil {
-		o.failf("scratch: %v", err)
+		o.Failf("scratch: %v", err)
 		return 0
 	}
 	o.tmp = append(o.tmp, tmpBlock{p, size})
@@ -128,12 +86,12 @@ func (o *opCtx) scratch(bytes int64) devPtr {
 // table to every layer, so one upload serves all of them (the device copy
 // is never written, and the stream orders the upload before every use).
 func (o *opCtx) ints(v []int32) devPtr {
-	if o.bad {
+	if o.Bad {
 		return 0
 	}
 	if len(v)*4 > intCacheMaxBytes {
 		p := o.scratch(int64(len(v)) * 4)
-		if !o.bad && len(v) > 0 {
+		if !o.Bad && len(v) > 0 {
 			o.check(o.be.dev.htod(p, i32bytes(v)))
 		}
 		return p
@@ -147,7 +105,7 @@ func (o *opCtx) ints(v []int32) devPtr {
 	}
 	p, size, err := o.be.pool.get(int64(len(v)) * 4)
 	if err != nil {
-		o.failf("upload: %v", err)
+		o.Failf("upload: %v", err)
 		return 0
 	}
 	if len(v) > 0 && !o.check(o.be.dev.htod(p, i32bytes(v))) {
@@ -179,11 +137,11 @@ const intCacheMaxBytes = 16 << 10
 
 // launch runs a kernel unless a check failed.
 func (o *opCtx) launch(kernel string, grid, block dim3, args ...arg) {
-	if o.bad {
+	if o.Bad {
 		return
 	}
 	if err := o.be.dev.launch(kernel, grid, block, args); err != nil {
-		o.failf("%s: %v", kernel, err)
+		o.Failf("%s: %v", kernel, err)
 	}
 }
 

@@ -15,38 +15,16 @@ const attnMaxD = 128
 // attnCheck validates p and returns the per-row meta table (slot, qpos, klen
 // for each batch row, resolved as kernels.RefAttention does) and the scale.
 func (o *opCtx) attnCheck(p kernels.AttnParams) (meta []int32, scale float32) {
-	o.dims("B, Tq, Hq, Hkv, D, S, Tmax", p.B, p.Tq, p.Hq, p.Hkv, p.D, p.S, p.Tmax)
-	if o.bad {
-		return nil, 0
+	o.Attn(p)
+	if !o.Bad && p.D > attnMaxD {
+		o.Failf("head dim D = %d > %d is not supported by the CUDA kernels", p.D, attnMaxD)
 	}
-	switch {
-	case p.Hkv == 0 || p.Hq%p.Hkv != 0:
-		o.failf("Hq = %d is not a multiple of Hkv = %d", p.Hq, p.Hkv)
-	case p.D > attnMaxD:
-		o.failf("head dim D = %d > %d is not supported by the CUDA kernels", p.D, attnMaxD)
-	case p.Slot != nil && len(p.Slot) < p.B, p.QPos != nil && len(p.QPos) < p.B, p.KLen != nil && len(p.KLen) < p.B:
-		o.failf("Slot/QPos/KLen shorter than B = %d", p.B)
-	}
-	if o.bad {
+	if o.Bad {
 		return nil, 0
 	}
 	meta = make([]int32, 3*p.B)
 	for b := 0; b < p.B; b++ {
-		slot, qpos := b, 0
-		if p.Slot != nil {
-			slot = int(p.Slot[b])
-		}
-		if p.QPos != nil {
-			qpos = int(p.QPos[b])
-		}
-		klen := qpos + p.Tq
-		if p.KLen != nil {
-			klen = int(p.KLen[b])
-		}
-		if slot < 0 || slot >= p.S || qpos < 0 || klen < 0 || klen > p.Tmax {
-			o.failf("batch row %d: slot %d (S %d), qpos %d, klen %d (Tmax %d) out of range", b, slot, p.S, qpos, klen, p.Tmax)
-			return nil, 0
-		}
+		slot, qpos, klen := p.Row(b)
 		meta[b], meta[p.B+b], meta[2*p.B+b] = int32(slot), int32(qpos), int32(klen)
 	}
 	scale = p.Scale
@@ -74,7 +52,7 @@ func (be *Backend) Attention(out, lse, q, k, v kernels.Buffer, p kernels.AttnPar
 	nq, nkv := p.B*p.Tq*p.Hq*p.D, p.S*p.Tmax*p.Hkv*p.D
 	op, lp := o.out("out", out, nq), o.out("lse", lse, p.B*p.Tq*p.Hq)
 	qp, kp, vp := o.in("q", q, nq), o.in("k", k, nkv), o.in("v", v, nkv)
-	if o.bad || nq == 0 {
+	if o.Skip(nq) {
 		return
 	}
 	grid, gb, bq := attnTiles(p, 16)
@@ -90,7 +68,7 @@ func (be *Backend) AttentionBackward(dq, dk, dv, dout, q, k, v, out, lse kernels
 	dqp, dkp, dvp := o.out("dq", dq, nq), o.out("dk", dk, nkv), o.out("dv", dv, nkv)
 	dop, qp, kp, vp := o.in("dout", dout, nq), o.in("q", q, nq), o.in("k", k, nkv), o.in("v", v, nkv)
 	outp, lp := o.in("out", out, nq), o.in("lse", lse, nr)
-	if o.bad {
+	if o.Bad {
 		return
 	}
 	if nq == 0 || nkv == 0 { // nothing attends: every gradient is 0
@@ -116,27 +94,24 @@ func (be *Backend) AttentionBackward(dq, dk, dv, dout, q, k, v, out, lse kernels
 func (be *Backend) KVWrite(cache, x kernels.Buffer, slot, pos []int32, B, T, Hkv, D, Tmax int) {
 	o := be.begin("KVWrite")
 	defer o.end()
-	o.dims("B, T, Hkv, D, Tmax", B, T, Hkv, D, Tmax)
-	if len(slot) < B || len(pos) < B {
-		o.failf("slot/pos shorter than B = %d", B)
-	}
-	c := o.get("cache", cache, 0)
-	cp := o.out("cache", cache, 0)
+	o.Dims("B, T, Hkv, D, Tmax", B, T, Hkv, D, Tmax)
+	o.Side("slot", len(slot), B)
+	o.Side("pos", len(pos), B)
 	xp := o.in("x", x, B*T*Hkv*D)
-	if o.bad || B*T*Hkv*D == 0 {
+	c := o.buf("cache", cache, 0, kernels.Write)
+	if o.Skip(B, T, Hkv, D) {
 		return
 	}
-	if Tmax == 0 {
-		o.failf("Tmax = 0 with T = %d tokens to write", T)
+	S := 0
+	if Tmax > 0 {
+		S = c.n / (Tmax * Hkv * D)
+	}
+	if !o.KVRows(slot[:B], pos[:B], T, S, Tmax) {
 		return
 	}
-	S := c.n / (Tmax * Hkv * D)
+	cp := c.ptr()
 	meta := make([]int32, 2*B)
 	for b := 0; b < B; b++ {
-		if slot[b] < 0 || int(slot[b]) >= S || pos[b] < 0 || int(pos[b])+T > Tmax {
-			o.failf("batch row %d: slot %d (S %d), positions [%d, %d) (Tmax %d) out of range", b, slot[b], S, pos[b], int(pos[b])+T, Tmax)
-			return
-		}
 		meta[b], meta[B+b] = slot[b], pos[b]
 	}
 	o.launch("kv_write", grid1(int64(B*T*Hkv*D)), block1, pArg(cp), pArg(xp), pArg(o.ints(meta)),

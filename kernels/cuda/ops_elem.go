@@ -9,13 +9,13 @@ import (
 func (be *Backend) AXPBY(out, a, b kernels.Buffer, alpha, beta float32, n int) {
 	o := be.begin("AXPBY")
 	defer o.end()
-	o.dims("n", n)
+	o.Dims("n", n)
 	op, ap := o.out("out", out, n), o.in("a", a, n)
 	var bp devPtr
 	if beta != 0 {
 		bp = o.in("b", b, n)
 	}
-	if o.bad || n == 0 {
+	if o.Skip(n) {
 		return
 	}
 	o.launch("axpby", grid1(int64(n)), block1, pArg(op), pArg(ap), pArg(bp), fArg(alpha), fArg(beta), lArg(int64(n)))
@@ -24,9 +24,9 @@ func (be *Backend) AXPBY(out, a, b kernels.Buffer, alpha, beta float32, n int) {
 func (be *Backend) Mul(out, a, b kernels.Buffer, n int) {
 	o := be.begin("Mul")
 	defer o.end()
-	o.dims("n", n)
+	o.Dims("n", n)
 	op, ap, bp := o.out("out", out, n), o.in("a", a, n), o.in("b", b, n)
-	if o.bad || n == 0 {
+	if o.Skip(n) {
 		return
 	}
 	o.launch("mul", grid1(int64(n)), block1, pArg(op), pArg(ap), pArg(bp), lArg(int64(n)))
@@ -35,9 +35,9 @@ func (be *Backend) Mul(out, a, b kernels.Buffer, n int) {
 func (be *Backend) AddBias(out, x, bias kernels.Buffer, N, C int) {
 	o := be.begin("AddBias")
 	defer o.end()
-	o.dims("N, C", N, C)
+	o.Dims("N, C", N, C)
 	op, xp, bp := o.out("out", out, N*C), o.in("x", x, N*C), o.in("bias", bias, C)
-	if o.bad || N*C == 0 {
+	if o.Skip(N, C) {
 		return
 	}
 	o.launch("add_bias", grid1(int64(N*C)), block1, pArg(op), pArg(xp), pArg(bp), iArg(N), iArg(C))
@@ -46,9 +46,9 @@ func (be *Backend) AddBias(out, x, bias kernels.Buffer, N, C int) {
 func (be *Backend) SumRows(out, x kernels.Buffer, N, C int) {
 	o := be.begin("SumRows")
 	defer o.end()
-	o.dims("N, C", N, C)
+	o.Dims("N, C", N, C)
 	op, xp := o.out("out", out, C), o.in("x", x, N*C)
-	if o.bad || C == 0 {
+	if o.Skip(C) {
 		return
 	}
 	if N == 0 {
@@ -69,9 +69,9 @@ func (be *Backend) SumRows(out, x kernels.Buffer, N, C int) {
 func (be *Backend) Dot(out, a, b kernels.Buffer, n int) {
 	o := be.begin("Dot")
 	defer o.end()
-	o.dims("n", n)
+	o.Dims("n", n)
 	op, ap, bp := o.out("out", out, 1), o.in("a", a, n), o.in("b", b, n)
-	if o.bad {
+	if o.Bad {
 		return
 	}
 	if n == 0 {
@@ -87,12 +87,12 @@ func (be *Backend) Dot(out, a, b kernels.Buffer, n int) {
 func (be *Backend) Dropout(out, x kernels.Buffer, n int, p float32, seed uint64) {
 	o := be.begin("Dropout")
 	defer o.end()
-	o.dims("n", n)
+	o.Dims("n", n)
 	if !(p >= 0 && p <= 1) {
-		o.failf("p = %v outside [0, 1]", p)
+		o.Failf("p = %v outside [0, 1]", p)
 	}
 	op, xp := o.out("out", out, n), o.in("x", x, n)
-	if o.bad || n == 0 {
+	if o.Skip(n) {
 		return
 	}
 	o.launch("dropout", grid1(int64(n)), block1, pArg(op), pArg(xp), lArg(int64(n)), fArg(p), uArg(seed))
@@ -101,12 +101,12 @@ func (be *Backend) Dropout(out, x kernels.Buffer, n int, p float32, seed uint64)
 func (be *Backend) AdamW(param, grad, m, v kernels.Buffer, n int, p kernels.AdamWParams) {
 	o := be.begin("AdamW")
 	defer o.end()
-	o.dims("n", n)
+	o.Dims("n", n)
 	if p.Step < 1 {
-		o.failf("Step = %d, want >= 1", p.Step)
+		o.Failf("Step = %d, must be ≥ 1", p.Step)
 	}
 	pp, gp, mp, vp := o.out("param", param, n), o.in("grad", grad, n), o.out("m", m, n), o.out("v", v, n)
-	if o.bad || n == 0 {
+	if o.Skip(n) {
 		return
 	}
 	bc1 := float32(1 - math.Pow(float64(p.Beta1), float64(p.Step)))
@@ -120,22 +120,9 @@ func (be *Backend) AdamW(param, grad, m, v kernels.Buffer, n int, p kernels.Adam
 func (be *Backend) Sample(ids []int32, logits kernels.Buffer, u []float32, N, V int, p kernels.SampleParams) {
 	o := be.begin("Sample")
 	defer o.end()
-	o.dims("N, V", N, V)
-	switch {
-	case len(ids) < N || len(u) < N:
-		o.failf("ids/u have %d/%d entries, need %d", len(ids), len(u), N)
-	case N > 0 && V == 0:
-		o.failf("empty vocabulary")
-	case p.Temperature < 0 || math.IsNaN(float64(p.Temperature)):
-		o.failf("Temperature = %v", p.Temperature)
-	}
-	for i := 0; i < N && !o.bad; i++ {
-		if !(u[i] >= 0 && u[i] < 1) {
-			o.failf("u[%d] = %v outside [0, 1)", i, u[i])
-		}
-	}
+	o.Sample(len(ids), u, N, V, p)
 	xp := o.in("logits", logits, N*V)
-	if o.bad || N == 0 {
+	if o.Skip(N) {
 		return
 	}
 	up := o.scratch(int64(N) * 4)
@@ -147,7 +134,7 @@ func (be *Backend) Sample(ids []int32, logits kernels.Buffer, u []float32, N, V 
 	}
 	o.launch("sample_rows", dim3{N, 1, 1}, rowBlock(V), pArg(idp), pArg(xp), pArg(up), iArg(N), iArg(V), fArg(invT),
 		bArg(p.Temperature == 0), iArg(p.TopK), fArg(p.TopP))
-	if !o.bad {
+	if !o.Bad {
 		o.check(be.dev.dtoh(i32bytes(ids[:N]), idp))
 	}
 }

@@ -7,14 +7,11 @@ import "github.com/argrl/argrl/kernels"
 func (be *Backend) Embedding(out, table kernels.Buffer, ids []int32, C int) {
 	o := be.begin("Embedding")
 	defer o.end()
-	o.dims("C", C)
+	o.Dims("C", C)
 	N := len(ids)
-	t := o.get("table", table, 0)
 	op := o.out("out", out, N*C)
-	if o.bad || N*C == 0 {
-		return
-	}
-	if !o.idsIn("ids", ids, t.n/C) {
+	t := o.buf("table", table, 0, kernels.Read)
+	if o.Skip(N, C) || !o.IDs("ids", ids, t.n/C) {
 		return
 	}
 	k := "embedding_fwd"
@@ -27,41 +24,31 @@ func (be *Backend) Embedding(out, table kernels.Buffer, ids []int32, C int) {
 func (be *Backend) EmbeddingBackward(dtable, dout kernels.Buffer, ids []int32, C int) {
 	o := be.begin("EmbeddingBackward")
 	defer o.end()
-	o.dims("C", C)
+	o.Dims("C", C)
 	N := len(ids)
-	d := o.get("dtable", dtable, 0)
-	dt := o.out("dtable", dtable, 0)
 	dp := o.in("dout", dout, N*C)
-	if o.bad {
+	d := o.buf("dtable", dtable, 0, kernels.Write)
+	if o.Skip(C) {
 		return
 	}
-	if d.n > 0 && !o.check(be.dev.memset32(dt, 0, int64(d.n))) {
+	V := d.n / C
+	if V > 0 && !o.check(be.dev.memset32(d.ptr(), 0, int64(V*C))) {
 		return
 	}
-	if N*C == 0 || !o.idsIn("ids", ids, d.n/C) {
+	if o.Skip(N) || !o.IDs("ids", ids, V) {
 		return
 	}
+	dt := d.ptr()
 	o.launch("embedding_bwd", grid1(int64(N*C)), block1, pArg(dt), pArg(dp), pArg(o.ints(ids)), iArg(N), iArg(C))
-}
-
-// idsIn checks 0 <= ids[i] < n.
-func (o *opCtx) idsIn(name string, ids []int32, n int) bool {
-	for i, id := range ids {
-		if id < 0 || int(id) >= n {
-			o.failf("%s[%d] = %d outside [0, %d)", name, i, id, n)
-			return false
-		}
-	}
-	return true
 }
 
 func (be *Backend) RMSNorm(out, rstd, x, w kernels.Buffer, N, C int, eps float32) {
 	o := be.begin("RMSNorm")
 	defer o.end()
-	o.dims("N, C", N, C)
+	o.Dims("N, C", N, C)
 	op, rp := o.out("out", out, N*C), o.out("rstd", rstd, N)
 	xp, wp := o.in("x", x, N*C), o.in("w", w, C)
-	if o.bad || N == 0 {
+	if o.Skip(N, C) {
 		return
 	}
 	o.launch("rmsnorm_fwd", dim3{N, 1, 1}, rowBlock(C), pArg(op), pArg(rp), pArg(xp), pArg(wp), iArg(N), iArg(C), fArg(eps))
@@ -70,10 +57,10 @@ func (be *Backend) RMSNorm(out, rstd, x, w kernels.Buffer, N, C int, eps float32
 func (be *Backend) RMSNormBackward(dx, dw, dout, x, w, rstd kernels.Buffer, N, C int) {
 	o := be.begin("RMSNormBackward")
 	defer o.end()
-	o.dims("N, C", N, C)
+	o.Dims("N, C", N, C)
 	dxp, dwp := o.out("dx", dx, N*C), o.out("dw", dw, C)
 	dop, xp, wp, rp := o.in("dout", dout, N*C), o.in("x", x, N*C), o.in("w", w, C), o.in("rstd", rstd, N)
-	if o.bad || C == 0 {
+	if o.Skip(C) {
 		return
 	}
 	if N == 0 {
@@ -103,20 +90,18 @@ func rowChunks(N int) (R, P int) {
 func (be *Backend) RoPE(out, x, cos, sin kernels.Buffer, pos []int32, N, H, D int, inverse bool) {
 	o := be.begin("RoPE")
 	defer o.end()
-	o.dims("N, H, D", N, H, D)
-	if len(pos) < N {
-		o.failf("pos has %d entries, needs %d", len(pos), N)
-	}
+	o.Dims("N, H, D", N, H, D)
 	if D%2 != 0 {
-		o.failf("head dim D = %d is odd", D)
+		o.Failf("head dim D = %d is odd", D)
 	}
+	o.Side("pos", len(pos), N)
 	op, xp := o.out("out", out, N*H*D), o.in("x", x, N*H*D)
-	c, s := o.get("cos", cos, 0), o.get("sin", sin, 0)
-	if o.bad || N*H*D == 0 {
+	c, s := o.buf("cos", cos, 0, kernels.Read), o.buf("sin", sin, 0, kernels.Read)
+	if o.Skip(N, H, D) {
 		return
 	}
 	P := min(c.n, s.n) / (D / 2)
-	if !o.idsIn("pos", pos[:N], P) {
+	if !o.IDs("pos", pos[:N], P) {
 		return
 	}
 	cp, sp := o.in("cos", cos, P*D/2), o.in("sin", sin, P*D/2)
@@ -127,9 +112,9 @@ func (be *Backend) RoPE(out, x, cos, sin kernels.Buffer, pos []int32, N, H, D in
 func (be *Backend) SwiGLU(out, gate, up kernels.Buffer, n int) {
 	o := be.begin("SwiGLU")
 	defer o.end()
-	o.dims("n", n)
+	o.Dims("n", n)
 	op, gp, up_ := o.out("out", out, n), o.in("gate", gate, n), o.in("up", up, n)
-	if o.bad || n == 0 {
+	if o.Skip(n) {
 		return
 	}
 	o.launch("swiglu_fwd", grid1(int64(n)), block1, pArg(op), pArg(gp), pArg(up_), lArg(int64(n)))
@@ -138,10 +123,10 @@ func (be *Backend) SwiGLU(out, gate, up kernels.Buffer, n int) {
 func (be *Backend) SwiGLUBackward(dgate, dup, dout, gate, up kernels.Buffer, n int) {
 	o := be.begin("SwiGLUBackward")
 	defer o.end()
-	o.dims("n", n)
+	o.Dims("n", n)
 	dg, du := o.out("dgate", dgate, n), o.out("dup", dup, n)
 	dp, gp, up_ := o.in("dout", dout, n), o.in("gate", gate, n), o.in("up", up, n)
-	if o.bad || n == 0 {
+	if o.Skip(n) {
 		return
 	}
 	o.launch("swiglu_bwd", grid1(int64(n)), block1, pArg(dg), pArg(du), pArg(dp), pArg(gp), pArg(up_), lArg(int64(n)))
@@ -150,17 +135,15 @@ func (be *Backend) SwiGLUBackward(dgate, dup, dout, gate, up kernels.Buffer, n i
 func (be *Backend) LogProbs(lp, lse, ent, logits kernels.Buffer, targets []int32, N, V int) {
 	o := be.begin("LogProbs")
 	defer o.end()
-	o.dims("N, V", N, V)
-	if len(targets) < N {
-		o.failf("targets has %d entries, needs %d", len(targets), N)
-	}
+	o.Vocab(N, V)
+	o.Side("targets", len(targets), N)
 	lpp, lsep := o.out("lp", lp, N), o.out("lse", lse, N)
 	var entp devPtr
 	if ent != nil {
 		entp = o.out("ent", ent, N)
 	}
 	xp := o.in("logits", logits, N*V)
-	if o.bad || N == 0 || !o.targetsIn(targets[:N], V) {
+	if o.Skip(N) || !o.Targets(targets[:N], V) {
 		return
 	}
 	o.launch("logprobs_fwd", dim3{N, 1, 1}, rowBlock(V), pArg(lpp), pArg(lsep), pArg(entp), pArg(xp),
@@ -170,26 +153,13 @@ func (be *Backend) LogProbs(lp, lse, ent, logits kernels.Buffer, targets []int32
 func (be *Backend) LogProbsBackward(dlogits, dlp, logits, lse kernels.Buffer, targets []int32, N, V int) {
 	o := be.begin("LogProbsBackward")
 	defer o.end()
-	o.dims("N, V", N, V)
-	if len(targets) < N {
-		o.failf("targets has %d entries, needs %d", len(targets), N)
-	}
+	o.Vocab(N, V)
+	o.Side("targets", len(targets), N)
 	dp := o.out("dlogits", dlogits, N*V)
 	gp, xp, lp := o.in("dlp", dlp, N), o.in("logits", logits, N*V), o.in("lse", lse, N)
-	if o.bad || N*V == 0 || !o.targetsIn(targets[:N], V) {
+	if o.Skip(N) || !o.Targets(targets[:N], V) {
 		return
 	}
 	o.launch("logprobs_bwd", grid1(int64(N)*int64(V)), block1, pArg(dp), pArg(gp), pArg(xp), pArg(lp),
 		pArg(o.ints(targets[:N])), iArg(N), iArg(V))
-}
-
-// targetsIn checks targets[n] < V (negative means "no target").
-func (o *opCtx) targetsIn(t []int32, V int) bool {
-	for i, x := range t {
-		if int(x) >= V {
-			o.failf("targets[%d] = %d outside [0, %d)", i, x, V)
-			return false
-		}
-	}
-	return true
 }

@@ -6,9 +6,10 @@ import (
 	"strings"
 )
 
-// PTX layout: ptx/sm_80/<source>.ptx and ptx/sm_90/<source>.ptx, one per
-// .cu file, plus ptx/SOURCES (the sources digest, then the nvcc version).
-// gen.sh writes them; the cuda build embeds them (ptx_cuda.go).
+// PTX layout: ptx/sm_80/<source>.ptx, one per .cu file, plus ptx/SOURCES
+// (the sources digest, then the nvcc version). gen.sh writes them; the
+// cuda build embeds them (device_cuda.go) and the driver JIT-compiles them
+// for the GPU at hand (compute capability 8.0 or newer).
 
 var (
 	entryRE = regexp.MustCompile(`\.entry\s+([A-Za-z_][A-Za-z0-9_]*)\s*\(([^)]*)\)`)
@@ -39,5 +40,5 @@ func ptxEntries(ptx string) (map[string]string, error) {
 	return out, nil
 }
 
-// ptxArchs are the architectures gen.sh compiles for, newest first.
-var ptxArchs = []int{90, 80}
+// ptxArchs are the architectures gen.sh compiles for.
+var ptxArchs = []int{80}

@@ -23,14 +23,31 @@ func TestPTXUpToDate(t *testing.T) {
 	}
 }
 
-// TestPTXKernels checks that every kernel of every source is in the PTX of
-// both architectures, with the parameter list the emulator compiled from
-// the same source (so a launch that passes the emulator's signature check
-// passes the GPU's).
+// TestPTXKernels checks that ptx/ holds exactly the architectures of
+// ptxArchs and that every kernel of every source is in their PTX, with the
+// parameter list the emulator compiled from the same source (so a launch
+// that passes the emulator's signature check passes the GPU's).
 func TestPTXKernels(t *testing.T) {
 	kn, err := kernelNames()
 	if err != nil {
 		t.Fatal(err)
+	}
+	ents, err := os.ReadDir("ptx")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]bool{"SOURCES": true}
+	for _, arch := range ptxArchs {
+		want[fmt.Sprintf("sm_%d", arch)] = true
+	}
+	for _, e := range ents {
+		if !want[e.Name()] {
+			t.Errorf("ptx/%s is not made by gen.sh (architectures %v): remove it", e.Name(), ptxArchs)
+		}
+		delete(want, e.Name())
+	}
+	for name := range want {
+		t.Errorf("ptx/%s is missing: run make cuda", name)
 	}
 	be := newEmu(t, EmuOptions{})
 	emuSigs := be.dev.(*emuDevice).sigs

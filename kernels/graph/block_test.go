@@ -69,7 +69,7 @@ func buildBlock(t testing.TB, d blockDims, head bool, seed uint64) *blockGraph {
 	n2 := param("n2", 0.1, 1, C)
 	wg, wu := param("wg", 1/sqrtf(C), 0, d.F, C), param("wu", 1/sqrtf(C), 0, d.F, C)
 	wd := param("wd", 1/sqrtf(d.F), 0, C, d.F)
-	cos, sin := kernels.RopeTables(D, d.T, 10000, nil)
+	cos, sin := kernels.RopeTables(kernels.RopeInvFreq(D, 10000), d.T)
 	bg.cos, bg.sin = input(g, "rope_cos", d.T, D/2), input(g, "rope_sin", d.T, D/2)
 	bg.vals[bg.cos], bg.vals[bg.sin] = cos, sin
 

@@ -45,7 +45,7 @@ type opCase struct {
 
 func ropeData(cos bool) func(*rand.Rand) []float32 {
 	return func(*rand.Rand) []float32 {
-		c, s := kernels.RopeTables(4, 16, 10000, nil)
+		c, s := kernels.RopeTables(kernels.RopeInvFreq(4, 10000), 16)
 		if cos {
 			return c
 		}

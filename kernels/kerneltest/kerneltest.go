@@ -48,6 +48,10 @@ func RunAll(t *testing.T, b kernels.Backend) {
 		{"Dropout", testDropout},
 		{"AdamW", testAdamW},
 		{"Sample", testSample},
+		{"Upload", testUpload},
+		{"Empty", testEmpty},
+		{"InputsUnchanged", testInputsUnchanged},
+		{"Mapped", testMapped},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			h := &harness{t: t, b: b, r: rand.New(rand.NewPCG(uint64(len(c.name)), 7))}

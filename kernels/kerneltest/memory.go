@@ -1,7 +1,10 @@
 package kerneltest
 
 import (
+	"encoding/binary"
+	"fmt"
 	"math"
+	"slices"
 
 	"github.com/argrl/argrl/kernels"
 )
@@ -123,4 +126,53 @@ func testErrors(h *harness) {
 	b.CopyIn(c, make([]float32, 9))
 	b.Dropout(a, a, 6, -1, 1)
 	h.wantErr("two errors", "CopyIn")
+}
+
+// testUpload: Upload stores raw little-endian bytes as they are (every bit
+// of F32 values, including -0, infinities and subnormals, and of BF16
+// ones), into whole buffers and views; a byte count that is not exactly
+// the buffer's records an error and writes nothing.
+func testUpload(h *harness) {
+	t, b := h.t, h.b
+	f := []float32{1, -0.0, float32(math.Inf(1)), float32(math.Inf(-1)), 1e-40, -3.5, 65504, 0.1, float32(math.Pi)}
+	buf := b.Alloc(kernels.F32, len(f))
+	b.Upload(buf, f32Bytes(f))
+	if got := h.bits(buf); !slices.Equal(got, f32Bits(f)) {
+		t.Errorf("Upload f32: bits %x, want %x", got, f32Bits(f))
+	}
+	hs := []uint16{0x3f80, 0x8000, 0x7f80, 0xff80, 0x0001, 0xc060, 0x4049, 0x3dcd, 0x0000, 0xbf80, 0x4b00}
+	raw := make([]byte, 2*len(hs))
+	for i, v := range hs {
+		binary.LittleEndian.PutUint16(raw[2*i:], v)
+	}
+	hb := b.Alloc(kernels.BF16, len(hs))
+	b.Upload(hb, raw)
+	for i, w := range h.bits(hb) {
+		if w>>16 != uint32(hs[i]) || w&0xffff != 0 {
+			t.Errorf("Upload bf16[%d] reads back as %#x, want %#x<<16", i, w, hs[i])
+		}
+	}
+	// Into a view: the rest of the buffer is untouched.
+	whole := h.f32([]float64{7, 7, 7, 7, 7})
+	b.Upload(b.View(whole, 1, 3), f32Bytes([]float32{1, 2, 3}))
+	approx(t, "Upload into a view", h.down(whole), []float64{7, 1, 2, 3, 7}, 0, 0)
+	// Wrong lengths.
+	for _, n := range []int{len(raw) - 1, len(raw) + 2, 0} {
+		b.Upload(hb, make([]byte, n))
+		h.wantErr(fmt.Sprintf("Upload of %d bytes into %d bf16", n, len(hs)), "Upload")
+	}
+	b.Upload(buf, f32Bytes(f)[:4*len(f)-2])
+	h.wantErr("Upload of a partial f32 element", "Upload")
+	if got := h.bits(buf); !slices.Equal(got, f32Bits(f)) {
+		t.Errorf("failed Upload wrote the buffer")
+	}
+	b.Upload(b.Alloc(kernels.F32, 0), nil) // empty: nothing to do
+	h.sync()
+	dead := b.Alloc(kernels.F32, 2)
+	b.Free(dead)
+	b.Upload(dead, make([]byte, 8))
+	h.wantErr("Upload into a freed buffer", "Upload")
+	for _, x := range []kernels.Buffer{buf, hb, whole} {
+		b.Free(x)
+	}
 }

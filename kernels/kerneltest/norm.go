@@ -43,16 +43,20 @@ func testRMSNorm(h *harness) {
 	}
 }
 
-// testRoPE: tables with plain theta and with Llama-3 scaling, forward and
+// testRoPE: tables with plain theta and with scaled frequencies, forward and
 // inverse against the reference, in place, inverse∘forward = identity, and
 // the inverse as the backward (finite differences on the reference).
 func testRoPE(h *harness) {
 	t := h.t
 	N, H, D, P := 6, 3, 8, 40
 	pos := []int32{0, 1, 7, 39, 12, 3}
-	scalings := []*kernels.RopeScaling{nil, {Type: "llama3", Factor: 8, LowFreqFactor: 1, HighFreqFactor: 4, OriginalMaxPositionEmbeddings: 16}}
-	for _, sc := range scalings {
-		cos32, sin32 := kernels.RopeTables(D, P, 10000, sc)
+	plain := kernels.RopeInvFreq(D, 10000)
+	scaled := append([]float32(nil), plain...) // long wavelengths slowed, as rope_scaling does
+	for i := 1; i < len(scaled); i++ {
+		scaled[i] /= 8
+	}
+	for _, invFreq := range [][]float32{plain, scaled} {
+		cos32, sin32 := kernels.RopeTables(invFreq, P)
 		cos, sin := make([]float64, len(cos32)), make([]float64, len(sin32))
 		for i := range cos32 {
 			cos[i], sin[i] = float64(cos32[i]), float64(sin32[i])
@@ -60,7 +64,7 @@ func testRoPE(h *harness) {
 		cb, sb := h.f32(cos), h.f32(sin)
 		x, dout := h.vec(N*H*D, 1), h.vec(N*H*D, 1)
 		for _, inv := range []bool{false, true} {
-			what := fmt.Sprintf("RoPE scaling=%v inverse=%v", sc != nil, inv)
+			what := fmt.Sprintf("RoPE scaled=%v inverse=%v", &invFreq[0] == &scaled[0], inv)
 			out := h.zeros(N * H * D)
 			h.b.RoPE(out, h.f32(x), cb, sb, pos, N, H, D, inv)
 			want := make([]float64, N*H*D)

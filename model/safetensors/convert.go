@@ -41,8 +41,9 @@ func F16ToFloat32(h uint16) float32 {
 	return f
 }
 
-// decodeFloat32 converts the little-endian bytes of n elements of dt to float32.
-func decodeFloat32(dst []float32, src []byte, dt DType) error {
+// DecodeFloat32 converts the little-endian bytes of len(dst) elements of dt
+// to float32 (exactly, but for F64).
+func DecodeFloat32(dst []float32, src []byte, dt DType) error {
 	n := len(dst)
 	switch dt {
 	case F32:
@@ -76,11 +77,29 @@ func decodeFloat64(dst []float64, src []byte, dt DType) error {
 		return nil
 	}
 	tmp := make([]float32, len(dst))
-	if err := decodeFloat32(tmp, src, dt); err != nil {
+	if err := DecodeFloat32(tmp, src, dt); err != nil {
 		return err
 	}
 	for i, v := range tmp {
 		dst[i] = float64(v)
+	}
+	return nil
+}
+
+// EncodeFloat32 writes src as the little-endian bytes of dt into dst
+// (len(src)·dt.Size() bytes): F32 as is, BF16 rounded to nearest even.
+func EncodeFloat32(dst []byte, src []float32, dt DType) error {
+	switch dt {
+	case F32:
+		for i, v := range src {
+			binary.LittleEndian.PutUint32(dst[4*i:], math.Float32bits(v))
+		}
+	case BF16:
+		for i, v := range src {
+			binary.LittleEndian.PutUint16(dst[2*i:], Float32ToBF16(v))
+		}
+	default:
+		return fmt.Errorf("cannot encode float32 as %s (want F32 or BF16)", dt)
 	}
 	return nil
 }

@@ -116,7 +116,7 @@ func (f *File) Float32(name string) ([]float32, TensorInfo, error) {
 		return nil, t, err
 	}
 	out := make([]float32, t.NumElements())
-	if err := decodeFloat32(out, b, t.DType); err != nil {
+	if err := DecodeFloat32(out, b, t.DType); err != nil {
 		return nil, t, fmt.Errorf("safetensors: %s: tensor %q: %w", f.path, name, err)
 	}
 	return out, t, nil

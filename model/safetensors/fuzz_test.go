@@ -26,7 +26,7 @@ func FuzzParseHeader(f *testing.F) {
 				t.Fatalf("accepted tensor %+v outside %d data bytes", ti, dataLen)
 			}
 			out := make([]float32, ti.NumElements())
-			_ = decodeFloat32(out, data[h.DataStart+ti.Begin:h.DataStart+ti.End], ti.DType)
+			_ = DecodeFloat32(out, data[h.DataStart+ti.Begin:h.DataStart+ti.End], ti.DType)
 		}
 	})
 }

@@ -53,33 +53,64 @@ func FromBF16(name string, shape []int, data []uint16) Tensor {
 // laid out in the same order, header padded with spaces to a multiple of 8
 // bytes. metadata may be nil.
 func Encode(w io.Writer, tensors []Tensor, metadata map[string]string) error {
-	ts := append([]Tensor(nil), tensors...)
-	sort.Slice(ts, func(i, j int) bool { return ts[i].Name < ts[j].Name })
-	hdr := make(map[string]any, len(ts)+1)
+	es := make([]Entry, len(tensors))
+	for i, t := range tensors {
+		es[i] = Entry{Name: t.Name, DType: t.DType, Shape: t.Shape, size: int64(len(t.Data)), data: t.Data}
+	}
+	return EncodeStream(w, es, metadata)
+}
+
+// Entry is one tensor of a streamed file: its description and Fill, which
+// writes exactly its little-endian bytes (product of Shape × DType size).
+type Entry struct {
+	Name  string
+	DType DType
+	Shape []int
+	Fill  func(w io.Writer) error
+
+	size int64  // the byte count Tensor.Data holds (Encode), or −1
+	data []byte // Tensor.Data (Encode)
+}
+
+// NBytes is the size of an entry's data: shape × dtype size (0 for an unknown dtype).
+func (e Entry) NBytes() int64 {
+	n := int64(e.DType.Size())
+	for _, d := range e.Shape {
+		n *= int64(d)
+	}
+	return n
+}
+
+// EncodeStream writes entries in safetensors form to w, as Encode, calling
+// each entry's Fill in name order: a file of any size is written with only
+// what Fill holds in memory. A Fill that writes a different number of bytes
+// than the entry's shape needs is an error.
+func EncodeStream(w io.Writer, entries []Entry, metadata map[string]string) error {
+	es := append([]Entry(nil), entries...)
+	sort.Slice(es, func(i, j int) bool { return es[i].Name < es[j].Name })
+	hdr := make(map[string]any, len(es)+1)
 	if len(metadata) > 0 {
 		hdr["__metadata__"] = metadata
 	}
 	var off int64
-	for i, t := range ts {
+	for i, t := range es {
 		if t.Name == "" || t.Name == "__metadata__" {
 			return fmt.Errorf("safetensors: invalid tensor name %q", t.Name)
 		}
-		if i > 0 && ts[i-1].Name == t.Name {
+		if i > 0 && es[i-1].Name == t.Name {
 			return fmt.Errorf("safetensors: duplicate tensor name %q", t.Name)
 		}
-		size := t.DType.Size()
-		if size == 0 {
+		if t.DType.Size() == 0 {
 			return fmt.Errorf("safetensors: tensor %q: unknown dtype %q", t.Name, t.DType)
 		}
-		n := 1
 		for _, d := range t.Shape {
 			if d < 0 {
 				return fmt.Errorf("safetensors: tensor %q: negative dimension in shape %v", t.Name, t.Shape)
 			}
-			n *= d
 		}
-		if len(t.Data) != n*size {
-			return fmt.Errorf("safetensors: tensor %q: %s shape %v needs %d bytes, have %d", t.Name, t.DType, t.Shape, n*size, len(t.Data))
+		n := t.NBytes()
+		if t.Fill == nil && t.size != n {
+			return fmt.Errorf("safetensors: tensor %q: %s shape %v needs %d bytes, have %d", t.Name, t.DType, t.Shape, n, t.size)
 		}
 		shape := t.Shape
 		if shape == nil {
@@ -88,9 +119,9 @@ func Encode(w io.Writer, tensors []Tensor, metadata map[string]string) error {
 		hdr[t.Name] = map[string]any{
 			"dtype":        t.DType,
 			"shape":        shape,
-			"data_offsets": [2]int64{off, off + int64(len(t.Data))},
+			"data_offsets": [2]int64{off, off + n},
 		}
-		off += int64(len(t.Data))
+		off += n
 	}
 	js, err := json.Marshal(hdr) // map keys are emitted sorted
 	if err != nil {
@@ -107,12 +138,34 @@ func Encode(w io.Writer, tensors []Tensor, metadata map[string]string) error {
 	if _, err := w.Write(js); err != nil {
 		return fmt.Errorf("safetensors: write: %w", err)
 	}
-	for _, t := range ts {
-		if _, err := w.Write(t.Data); err != nil {
-			return fmt.Errorf("safetensors: write: %w", err)
+	for _, t := range es {
+		if t.Fill == nil {
+			if _, err := w.Write(t.data); err != nil {
+				return fmt.Errorf("safetensors: write: %w", err)
+			}
+			continue
+		}
+		cw := &countWriter{w: w}
+		if err := t.Fill(cw); err != nil {
+			return fmt.Errorf("safetensors: tensor %q: %w", t.Name, err)
+		}
+		if cw.n != t.NBytes() {
+			return fmt.Errorf("safetensors: tensor %q: wrote %d bytes, its %s shape %v needs %d", t.Name, cw.n, t.DType, t.Shape, t.NBytes())
 		}
 	}
 	return nil
+}
+
+// countWriter counts the bytes written through it.
+type countWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
 }
 
 // WriteFile writes tensors to path atomically: a temporary file in the same
@@ -164,4 +217,17 @@ func WriteAtomic(path string, fill func(io.Writer) error) (err error) {
 		}
 	}
 	return nil
+}
+
+// WriteIndex writes a Hugging Face model.safetensors.index.json atomically:
+// {"metadata": {"total_size": N}, "weight_map": {tensor: shard file name}}.
+func WriteIndex(path string, weightMap map[string]string, totalSize int64) error {
+	js, err := json.MarshalIndent(index{Metadata: map[string]any{"total_size": totalSize}, WeightMap: weightMap}, "", "  ")
+	if err != nil {
+		return fmt.Errorf("safetensors: index: %w", err)
+	}
+	return WriteAtomic(path, func(w io.Writer) error {
+		_, err := w.Write(append(js, '\n'))
+		return err
+	})
 }

@@ -37,6 +37,8 @@ func main() {
 	avx512()
 	avx2()
 	transpose()
+	transposeBF16()
+	widenBF16()
 	if err := os.WriteFile(*out, buf.Bytes(), 0o644); err != nil {
 		log.Fatal(err)
 	}
@@ -242,6 +244,20 @@ func transpose() {
 		w("VMOVUPS %s, X%d", off(16, rows[i]), i+4)
 		w("VINSERTF128 $1, %s, Y%d, Y%d", off(16, rows4[i]), i+4, i+4)
 	}
+	shuffle8()
+	w("ADDQ $32, R8")
+	w("DECQ CX")
+	w("JNZ tloop")
+	w("VZEROUPPER")
+	w("tdone:")
+	w("RET")
+}
+
+// shuffle8 is the in-register part of the packing transpose: rows r and
+// r+4 (lanes 0..3 and 4..7 of Y0..Y7, see transpose) become columns,
+// stored at DI, DI+ldd, ... (DX = ldd bytes, R13 = 3·ldd); DI advances by
+// 8·ldd.
+func shuffle8() {
 	for _, h := range []int{0, 4} {
 		w("VUNPCKLPS Y%d, Y%d, Y8", h+1, h)
 		w("VUNPCKHPS Y%d, Y%d, Y9", h+1, h)
@@ -259,10 +275,90 @@ func transpose() {
 		}
 		w("LEAQ (DI)(DX*4), DI")
 	}
-	w("ADDQ $32, R8")
+}
+
+// transposeBF16 is transpose from bf16 rows (AVX2): per 8×8 block, widen
+// each row's 8 values with VPMOVZXWD and a 16-bit left shift into Y8..Y15,
+// pair rows r and r+4 into the lane layout of transpose (VPERM2F128), then
+// shuffle as transpose does.
+func transposeBF16() {
+	w("")
+	w("// func transpose8BF16Asm(dst *float32, ldd int, src *uint16, lds int, blocks int)")
+	w("//")
+	w("// dst[p*ldd+i] = float32(src[i*lds+p]) (bf16 widened) for i < 8, p < 8·blocks.")
+	w("TEXT ·transpose8BF16Asm(SB), NOSPLIT, $0-40")
+	w("MOVQ dst+0(FP), DI")
+	w("MOVQ ldd+8(FP), DX")
+	w("SHLQ $2, DX")
+	w("MOVQ src+16(FP), R8")
+	w("MOVQ lds+24(FP), R9")
+	w("SHLQ $1, R9")
+	w("MOVQ blocks+32(FP), CX")
+	w("TESTQ CX, CX")
+	w("JZ bdone")
+	w("LEAQ (R9)(R9*2), R12 // 3·lds")
+	w("LEAQ (DX)(DX*2), R13 // 3·ldd")
+	w("bloop:")
+	w("LEAQ (R8)(R9*4), R10 // row 4")
+	rows := []string{"(R8)", "(R8)(R9*1)", "(R8)(R9*2)", "(R8)(R12*1)"}
+	rows4 := []string{"(R10)", "(R10)(R9*1)", "(R10)(R9*2)", "(R10)(R12*1)"}
+	for i := 0; i < 4; i++ {
+		w("VPMOVZXWD %s, Y%d", rows[i], 8+i)
+		w("VPMOVZXWD %s, Y%d", rows4[i], 12+i)
+	}
+	for i := 8; i < 16; i++ {
+		w("VPSLLD $16, Y%d, Y%d", i, i)
+	}
+	for i := 0; i < 4; i++ {
+		w("VPERM2F128 $0x20, Y%d, Y%d, Y%d", 12+i, 8+i, i)
+		w("VPERM2F128 $0x31, Y%d, Y%d, Y%d", 12+i, 8+i, i+4)
+	}
+	shuffle8()
+	w("ADDQ $16, R8")
 	w("DECQ CX")
-	w("JNZ tloop")
+	w("JNZ bloop")
 	w("VZEROUPPER")
-	w("tdone:")
+	w("bdone:")
+	w("RET")
+}
+
+// widenBF16 widens rows of 8·blocks bf16 values (AVX2): VPMOVZXWD, a
+// 16-bit left shift, one store per 8.
+func widenBF16() {
+	w("")
+	w("// func widen8Asm(dst *float32, ldd int, src *uint16, lds int, rows int, blocks int)")
+	w("//")
+	w("// dst[p*ldd+j] = float32(src[p*lds+j]) (bf16 widened) for p < rows, j < 8·blocks.")
+	w("TEXT ·widen8Asm(SB), NOSPLIT, $0-48")
+	w("MOVQ dst+0(FP), DI")
+	w("MOVQ ldd+8(FP), DX")
+	w("SHLQ $2, DX")
+	w("MOVQ src+16(FP), SI")
+	w("MOVQ lds+24(FP), R8")
+	w("SHLQ $1, R8")
+	w("MOVQ rows+32(FP), CX")
+	w("MOVQ blocks+40(FP), R9")
+	w("TESTQ CX, CX")
+	w("JZ wdone")
+	w("TESTQ R9, R9")
+	w("JZ wdone")
+	w("wrow:")
+	w("MOVQ DI, R10")
+	w("MOVQ SI, R11")
+	w("MOVQ R9, BX")
+	w("wblk:")
+	w("VPMOVZXWD (R11), Y0")
+	w("VPSLLD $16, Y0, Y0")
+	w("VMOVUPS Y0, (R10)")
+	w("ADDQ $16, R11")
+	w("ADDQ $32, R10")
+	w("DECQ BX")
+	w("JNZ wblk")
+	w("ADDQ DX, DI")
+	w("ADDQ R8, SI")
+	w("DECQ CX")
+	w("JNZ wrow")
+	w("VZEROUPPER")
+	w("wdone:")
 	w("RET")
 }

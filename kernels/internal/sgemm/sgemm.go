@@ -24,6 +24,11 @@
 // The microkernel applies alpha to its sums; the first KC block applies
 // beta, later ones accumulate (beta = 1).
 //
+// GemmBF16 takes B as bfloat16 bits and widens it while packing (a bf16
+// value is the top half of a float32, so widening is exact): the packed
+// micro-panels, and so every result bit, are those of Gemm on the widened
+// B, without a float32 copy of B.
+//
 // Determinism: every C[i,j] is the same sequence of float32 fused
 // multiply-adds over k = 0..K-1 in order, with KC block boundaries that
 // depend on K alone, whatever M, N, the tile position, the kernel (AVX2 or
@@ -135,6 +140,23 @@ func kcFor(K int) int {
 // bad arguments panic like an index out of range and never write outside c.
 // C is not read when beta = 0.
 func Gemm(k *Kernel, tA, tB bool, M, N, K int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	gemm(k, tA, tB, M, N, K, alpha, a, lda, matB{f: b}, ldb, beta, c, ldc)
+}
+
+// GemmBF16 is Gemm with B given as bfloat16 bits (b[i] is the float32 with
+// bits b[i]<<16): the same result, bit for bit, as Gemm on the widened B.
+func GemmBF16(k *Kernel, tA, tB bool, M, N, K int, alpha float32, a []float32, lda int, b []uint16, ldb int, beta float32, c []float32, ldc int) {
+	gemm(k, tA, tB, M, N, K, alpha, a, lda, matB{h: b, bf16: true}, ldb, beta, c, ldc)
+}
+
+// matB is the B operand: float32 elements, or bfloat16 bits when bf16.
+type matB struct {
+	f    []float32
+	h    []uint16
+	bf16 bool
+}
+
+func gemm(k *Kernel, tA, tB bool, M, N, K int, alpha float32, a []float32, lda int, b matB, ldb int, beta float32, c []float32, ldc int) {
 	if M <= 0 || N <= 0 {
 		return
 	}
@@ -231,21 +253,26 @@ func packA(dst []float32, tA bool, a []float32, lda, ic, pc, mc, kc, mr int) {
 
 // packB packs op(B)[pc:pc+kc, jc:jc+nc] into ⌈nc/nr⌉ micro-panels
 // [kc][nr], columns past nc zero. op(B) is B (K×N, row p at b[p*ldb:]) or,
-// with tB, Bᵀ of the stored N×K B.
-func packB(dst []float32, tB bool, b []float32, ldb, pc, jc, kc, nc, nr int) {
+// with tB, Bᵀ of the stored N×K B. A bf16 B is widened on the way.
+func packB(dst []float32, tB bool, b matB, ldb, pc, jc, kc, nc, nr int) {
 	for jr := 0; jr < nc; jr += nr {
 		n := min(nr, nc-jr)
 		d := dst[jr*kc : jr*kc+kc*nr]
 		if n < nr {
 			clear(d)
 		}
-		if !tB {
+		switch {
+		case !tB && b.bf16:
+			widenRows(d, nr, b.h[pc*ldb+jc+jr:], ldb, kc, n)
+		case !tB:
 			for p := 0; p < kc; p++ {
-				copy(d[p*nr:p*nr+n], b[(pc+p)*ldb+jc+jr:][:n])
+				copy(d[p*nr:p*nr+n], b.f[(pc+p)*ldb+jc+jr:][:n])
 			}
-			continue
+		case b.bf16:
+			gatherBF16(d, nr, b.h[(jc+jr)*ldb+pc:], ldb, n, kc)
+		default:
+			gather(d, nr, b.f[(jc+jr)*ldb+pc:], ldb, n, kc)
 		}
-		gather(d, nr, b[(jc+jr)*ldb+pc:], ldb, n, kc)
 	}
 }
 
@@ -274,6 +301,55 @@ func gather(d []float32, ldd int, src []float32, lds, rows, kc int) {
 	}
 }
 
+// widenRows widens rows×cols of bf16 src (rows at stride lds) into d
+// (rows at stride ldd): d[p*ldd+j] = float32(src[p*lds+j]). Groups of 8
+// columns go through widen8 when the machine has it.
+func widenRows(d []float32, ldd int, src []uint16, lds, rows, cols int) {
+	if rows == 0 || cols == 0 {
+		return
+	}
+	_ = src[(rows-1)*lds+cols-1] // the assembly reads rows of cols
+	_ = d[(rows-1)*ldd+cols-1]   // and writes them
+	j := 0
+	if widen8 != nil && cols >= 8 {
+		j = cols &^ 7
+		widen8(&d[0], ldd, &src[0], lds, rows, j/8)
+	}
+	if j == cols {
+		return
+	}
+	for p := 0; p < rows; p++ {
+		for q, h := range src[p*lds+j : p*lds+cols] {
+			d[p*ldd+j+q] = math.Float32frombits(uint32(h) << 16)
+		}
+	}
+}
+
+// gatherBF16 is gather from bf16 src, widening: d[p*ldd+i] =
+// float32(src[i*lds+p]). Groups of 8 rows go through transpose8BF16 when
+// the machine has it.
+func gatherBF16(d []float32, ldd int, src []uint16, lds, rows, kc int) {
+	i := 0
+	if transpose8BF16 != nil && kc >= 8 {
+		kb := kc / 8
+		for ; i+8 <= rows; i += 8 {
+			_ = src[(i+7)*lds+kb*8-1] // the assembly reads 8 rows of kb·8
+			_ = d[(kb*8-1)*ldd+i+7]   // and writes kb·8 rows of 8
+			transpose8BF16(&d[i], ldd, &src[i*lds], lds, kb)
+			for p := kb * 8; p < kc; p++ {
+				for r := i; r < i+8; r++ {
+					d[p*ldd+r] = math.Float32frombits(uint32(src[r*lds+p]) << 16)
+				}
+			}
+		}
+	}
+	for ; i < rows; i++ {
+		for p, h := range src[i*lds : i*lds+kc] {
+			d[p*ldd+i] = math.Float32frombits(uint32(h) << 16)
+		}
+	}
+}
+
 // pool holds packing buffers.
 var pool sync.Pool
 
@@ -293,3 +369,12 @@ func aligned(n int) ([]float32, *[]float32) {
 // transpose8, when set (sgemm_amd64.go), is d[p*ldd+i] = s[i*lds+p] for
 // i < 8, p < 8·blocks, on raw pointers; gather checks the bounds.
 var transpose8 func(d *float32, ldd int, s *float32, lds int, blocks int)
+
+// transpose8BF16 and widen8, when set (sgemm_amd64.go), are the bf16
+// packing loops on raw pointers (gatherBF16 and widenRows check the
+// bounds): transpose8BF16 is transpose8 from bf16 s, widening; widen8 is
+// d[p*ldd+j] = float32(s[p*lds+j]) for p < rows, j < 8·blocks.
+var (
+	transpose8BF16 func(d *float32, ldd int, s *uint16, lds int, blocks int)
+	widen8         func(d *float32, ldd int, s *uint16, lds int, rows, blocks int)
+)

@@ -26,6 +26,18 @@ func sgemmKernelAVX2(kc int, a, b, c *float32, ldc int, alpha, beta float32, m, 
 //go:noescape
 func transpose8Asm(dst *float32, ldd int, src *float32, lds int, blocks int)
 
+// transpose8BF16Asm: dst[p*ldd+i] = float32(src[i*lds+p]) for i < 8,
+// p < 8·blocks, src bf16 (AVX2).
+//
+//go:noescape
+func transpose8BF16Asm(dst *float32, ldd int, src *uint16, lds int, blocks int)
+
+// widen8Asm: dst[p*ldd+j] = float32(src[p*lds+j]) for p < rows,
+// j < 8·blocks, src bf16 (AVX2).
+//
+//go:noescape
+func widen8Asm(dst *float32, ldd int, src *uint16, lds int, rows int, blocks int)
+
 var (
 	avx512 = &Kernel{Name: "avx512", MR: 8, NR: 48, edges: true, fn: sgemmKernelAVX512}
 	avx2   = &Kernel{Name: "avx2", MR: 6, NR: 16, fn: sgemmKernelAVX2}
@@ -43,6 +55,9 @@ func available() []*Kernel {
 	}
 	if len(ks) > 0 {
 		transpose8 = transpose8Asm
+	}
+	if cpu.X86.HasAVX2 {
+		transpose8BF16, widen8 = transpose8BF16Asm, widen8Asm
 	}
 	return ks
 }

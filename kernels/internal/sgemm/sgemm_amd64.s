@@ -714,3 +714,113 @@ tloop:
 	VZEROUPPER
 tdone:
 	RET
+
+// func transpose8BF16Asm(dst *float32, ldd int, src *uint16, lds int, blocks int)
+//
+// dst[p*ldd+i] = float32(src[i*lds+p]) (bf16 widened) for i < 8, p < 8·blocks.
+TEXT ·transpose8BF16Asm(SB), NOSPLIT, $0-40
+	MOVQ dst+0(FP), DI
+	MOVQ ldd+8(FP), DX
+	SHLQ $2, DX
+	MOVQ src+16(FP), R8
+	MOVQ lds+24(FP), R9
+	SHLQ $1, R9
+	MOVQ blocks+32(FP), CX
+	TESTQ CX, CX
+	JZ bdone
+	LEAQ (R9)(R9*2), R12 // 3·lds
+	LEAQ (DX)(DX*2), R13 // 3·ldd
+bloop:
+	LEAQ (R8)(R9*4), R10 // row 4
+	VPMOVZXWD (R8), Y8
+	VPMOVZXWD (R10), Y12
+	VPMOVZXWD (R8)(R9*1), Y9
+	VPMOVZXWD (R10)(R9*1), Y13
+	VPMOVZXWD (R8)(R9*2), Y10
+	VPMOVZXWD (R10)(R9*2), Y14
+	VPMOVZXWD (R8)(R12*1), Y11
+	VPMOVZXWD (R10)(R12*1), Y15
+	VPSLLD $16, Y8, Y8
+	VPSLLD $16, Y9, Y9
+	VPSLLD $16, Y10, Y10
+	VPSLLD $16, Y11, Y11
+	VPSLLD $16, Y12, Y12
+	VPSLLD $16, Y13, Y13
+	VPSLLD $16, Y14, Y14
+	VPSLLD $16, Y15, Y15
+	VPERM2F128 $0x20, Y12, Y8, Y0
+	VPERM2F128 $0x31, Y12, Y8, Y4
+	VPERM2F128 $0x20, Y13, Y9, Y1
+	VPERM2F128 $0x31, Y13, Y9, Y5
+	VPERM2F128 $0x20, Y14, Y10, Y2
+	VPERM2F128 $0x31, Y14, Y10, Y6
+	VPERM2F128 $0x20, Y15, Y11, Y3
+	VPERM2F128 $0x31, Y15, Y11, Y7
+	VUNPCKLPS Y1, Y0, Y8
+	VUNPCKHPS Y1, Y0, Y9
+	VUNPCKLPS Y3, Y2, Y10
+	VUNPCKHPS Y3, Y2, Y11
+	VSHUFPS $0x44, Y10, Y8, Y0
+	VSHUFPS $0xEE, Y10, Y8, Y1
+	VSHUFPS $0x44, Y11, Y9, Y2
+	VSHUFPS $0xEE, Y11, Y9, Y3
+	VUNPCKLPS Y5, Y4, Y8
+	VUNPCKHPS Y5, Y4, Y9
+	VUNPCKLPS Y7, Y6, Y10
+	VUNPCKHPS Y7, Y6, Y11
+	VSHUFPS $0x44, Y10, Y8, Y4
+	VSHUFPS $0xEE, Y10, Y8, Y5
+	VSHUFPS $0x44, Y11, Y9, Y6
+	VSHUFPS $0xEE, Y11, Y9, Y7
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, (DI)(DX*1)
+	VMOVUPS Y2, (DI)(DX*2)
+	VMOVUPS Y3, (DI)(R13*1)
+	LEAQ (DI)(DX*4), DI
+	VMOVUPS Y4, (DI)
+	VMOVUPS Y5, (DI)(DX*1)
+	VMOVUPS Y6, (DI)(DX*2)
+	VMOVUPS Y7, (DI)(R13*1)
+	LEAQ (DI)(DX*4), DI
+	ADDQ $16, R8
+	DECQ CX
+	JNZ bloop
+	VZEROUPPER
+bdone:
+	RET
+
+// func widen8Asm(dst *float32, ldd int, src *uint16, lds int, rows int, blocks int)
+//
+// dst[p*ldd+j] = float32(src[p*lds+j]) (bf16 widened) for p < rows, j < 8·blocks.
+TEXT ·widen8Asm(SB), NOSPLIT, $0-48
+	MOVQ dst+0(FP), DI
+	MOVQ ldd+8(FP), DX
+	SHLQ $2, DX
+	MOVQ src+16(FP), SI
+	MOVQ lds+24(FP), R8
+	SHLQ $1, R8
+	MOVQ rows+32(FP), CX
+	MOVQ blocks+40(FP), R9
+	TESTQ CX, CX
+	JZ wdone
+	TESTQ R9, R9
+	JZ wdone
+wrow:
+	MOVQ DI, R10
+	MOVQ SI, R11
+	MOVQ R9, BX
+wblk:
+	VPMOVZXWD (R11), Y0
+	VPSLLD $16, Y0, Y0
+	VMOVUPS Y0, (R10)
+	ADDQ $16, R11
+	ADDQ $32, R10
+	DECQ BX
+	JNZ wblk
+	ADDQ DX, DI
+	ADDQ R8, SI
+	DECQ CX
+	JNZ wrow
+	VZEROUPPER
+wdone:
+	RET

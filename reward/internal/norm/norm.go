@@ -1,5 +1,5 @@
 // Package norm is the one value comparison behind every metric and reward
-// (REFERENCE §3): numeric strings equal numbers, strings compare
+// (docs/contracts.md §3): numeric strings equal numbers, strings compare
 // case-insensitively after trimming, lists element-wise, objects key-wise.
 package norm
 
@@ -8,6 +8,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/argrl/argrl/internal/jsonx"
 )
 
 // Canon returns v's canonical form: float64 for numbers and numeric
@@ -15,6 +17,9 @@ import (
 // lower-cased string for other strings, and the same recursively for
 // lists ([]any) and objects (map[string]any). nil stays nil.
 func Canon(v any) any {
+	if f, ok := jsonx.Number(v); ok {
+		return f
+	}
 	switch x := v.(type) {
 	case nil:
 		return nil
@@ -32,16 +37,6 @@ func Canon(v any) any {
 		return s
 	case bool:
 		return x
-	case float64:
-		return x
-	case float32:
-		return float64(x)
-	case int:
-		return float64(x)
-	case int64:
-		return float64(x)
-	case int32:
-		return float64(x)
 	case json.Number:
 		if f, err := x.Float64(); err == nil {
 			return f
@@ -87,9 +82,12 @@ func number(s string) (float64, bool) {
 }
 
 // Equal reports whether a and b are the same value after normalization.
-func Equal(a, b any) bool { return canonEqual(Canon(a), Canon(b)) }
+// Lists compare element-wise and objects key-wise (jsonx.EqualFunc).
+func Equal(a, b any) bool { return jsonx.EqualFunc(Canon(a), Canon(b), canonLeaf) }
 
-func canonEqual(a, b any) bool {
+// canonLeaf compares two canonical scalars: numbers within a relative
+// 1e-9, booleans, strings and nil exactly.
+func canonLeaf(a, b any) bool {
 	switch x := a.(type) {
 	case nil:
 		return b == nil
@@ -102,32 +100,8 @@ func canonEqual(a, b any) bool {
 	case string:
 		y, ok := b.(string)
 		return ok && x == y
-	case []any:
-		y, ok := b.([]any)
-		if !ok || len(x) != len(y) {
-			return false
-		}
-		for i := range x {
-			if !canonEqual(x[i], y[i]) {
-				return false
-			}
-		}
-		return true
-	case map[string]any:
-		y, ok := b.(map[string]any)
-		if !ok || len(x) != len(y) {
-			return false
-		}
-		for k, e := range x {
-			f, ok := y[k]
-			if !ok || !canonEqual(e, f) {
-				return false
-			}
-		}
-		return true
-	default:
-		return false
 	}
+	return false
 }
 
 // Omittable reports whether an accept list allows leaving the argument out
