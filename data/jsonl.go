@@ -170,7 +170,7 @@ func MarshalRecord(r *Record) ([]byte, error) {
 	return bytes.TrimRight(buf.Bytes(), "\n"), nil
 }
 
-// recordKeys are the keys a record line may carry (REFERENCE §1).
+// recordKeys are the keys a record line may carry (docs/contracts.md §1).
 var recordKeys = map[string]bool{"id": true, "lang": true, "tools": true, "messages": true,
 	"calls": true, "accept": true, "smv": true, "reject_reason": true, "split": true}
 

@@ -208,7 +208,7 @@ func (s *Schema) HasType(t string) bool {
 }
 
 // IsTextual tells whether an argument with this schema is textual
-// (string-valued) in the sense of REFERENCE §3: its type includes "string",
+// (string-valued) in the sense of docs/contracts.md §3: its type includes "string",
 // or it has no type and an enum made only of strings.
 func (s *Schema) IsTextual() bool {
 	if s == nil {

@@ -1,4 +1,4 @@
-// Package data holds argrl's common dataset schema (REFERENCE §1): one JSON
+// Package data holds argrl's common dataset schema (docs/contracts.md §1): one JSON
 // object per line, written by every importer and read by every command.
 package data
 

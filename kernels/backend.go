@@ -1,6 +1,7 @@
 // Package kernels defines the compute backend every argrl model runs on: one
 // interface over device buffers, a pure-Go CPU implementation that is always
-// built, and (behind //go:build cuda) a CUDA implementation.
+// built, and a CUDA implementation in kernels/cuda (the GPU device behind
+// //go:build argrl_cuda; its emulator in every build).
 //
 // Shape legend, used in every file of this package:
 //

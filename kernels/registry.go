@@ -13,7 +13,7 @@ type Factory func() (Backend, error)
 var factories = registry.New[Factory]()
 
 // Register makes a backend available to Open under name. Backends call it
-// from init: "cpu" in this package, "cuda" from the //go:build cuda files.
+// from init: "cpu" in this package, "cuda" from kernels/cuda (//go:build argrl_cuda).
 // Registering a name twice keeps the later factory.
 func Register(name string, f Factory) { factories.Register(name, f) }
 

@@ -50,7 +50,7 @@ type LoRAOptions struct {
 	Seed    uint64   // seeds A's initialization and the dropout masks
 }
 
-// DefaultLoRA is REFERENCE §6: r = 32, α = 64, dropout 0.05, every linear layer.
+// DefaultLoRA is docs/contracts.md §6: r = 32, α = 64, dropout 0.05, every linear layer.
 func DefaultLoRA() *LoRAOptions {
 	return &LoRAOptions{R: 32, Alpha: 64, Dropout: 0.05, Targets: append([]string(nil), AllTargets...), Seed: 1}
 }

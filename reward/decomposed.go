@@ -6,7 +6,7 @@ import (
 	"github.com/argrl/argrl/data"
 )
 
-// Paper 001 A.4's rewards (REFERENCE §4):
+// Paper 001 A.4's rewards (docs/contracts.md §4):
 //
 //	decomposed = max(0, 0.2·fmt + 0.3·name_frac + 0.5·arg_frac − 0.1·max(0, |pred|−|gold|))
 //	  fmt = 0 → 0; calls matched greedily one-to-one by name; arg_frac is the

@@ -1,7 +1,7 @@
 // Package reward scores tool-call responses: one scorer (matcher) computes
 // the hierarchical metrics of paper 000 §2.3 (TID, TSA, ACA, ALC, FCM) and
 // paper 001's exact match, name accuracy and argument score, and every
-// reward model (rm1, rm2, rm3, decomposed, binary, r2if; REFERENCE §4) is
+// reward model (rm1, rm2, rm3, decomposed, binary, r2if; docs/contracts.md §4) is
 // computed from that same scorer's Outcome, so training and evaluation
 // cannot drift apart.
 package reward
@@ -24,7 +24,7 @@ type Scorer struct {
 	ALCThreshold float64
 	// ALCRequiredOnly restricts ALC and RM-3 to schema-required textual
 	// arguments (paper 000 eq. 2); false uses every textual argument
-	// (REFERENCE §3).
+	// (docs/contracts.md §3).
 	ALCRequiredOnly bool
 }
 

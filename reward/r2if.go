@@ -12,7 +12,7 @@ import (
 	"github.com/argrl/argrl/reward/sim"
 )
 
-// R2IF's composite reward (papers 002/003, REFERENCE §4):
+// R2IF's composite reward (papers 002/003, docs/contracts.md §4):
 //
 //	R = w_b·(format ∧ correct) + w_cer·R_cer + w_smv·R_smv
 //

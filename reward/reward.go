@@ -31,7 +31,7 @@ type Result struct {
 	// RM-3 scores for textual ones.
 	Args []ArgScore `json:"args,omitempty"`
 	// Spans are the byte spans [start, end) of every argument value in
-	// the response, in order (β token weighting, REFERENCE §5).
+	// the response, in order (β token weighting, docs/contracts.md §5).
 	Spans   [][2]int `json:"spans,omitempty"`
 	Outcome *Outcome `json:"-"`
 }
@@ -60,7 +60,7 @@ type Config struct {
 	// ALCThreshold: ALC passes at ALC_cont ≥ this, RM-2 scale [1.8].
 	ALCThreshold float64 `yaml:"alc_threshold"`
 	// ALCRequiredOnly judges only schema-required textual arguments
-	// (paper 000 eq. 2) instead of all of them (REFERENCE §3) [false].
+	// (paper 000 eq. 2) instead of all of them (docs/contracts.md §3) [false].
 	ALCRequiredOnly bool `yaml:"alc_required_only"`
 	// NoTextScore is ALC_cont, on the reward's own scale, of a turn
 	// without textual arguments that passes ACA; 0 means the top of the

@@ -6,7 +6,7 @@ import (
 	"github.com/argrl/argrl/data"
 )
 
-// The reward models of paper 000 §4.2 (REFERENCE §4).
+// The reward models of paper 000 §4.2 (docs/contracts.md §4).
 //
 //	rm1: +2.0 if FCM; 0.0 if TID=TSA=ACA=1 and ALC=0; −1.0 otherwise.
 //	rm2: −1.0 if TID=0; −0.5 if TSA=0; +0.5 if ACA=0; +1.0 if ALC_cont ≤ 1.0;

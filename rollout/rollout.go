@@ -69,7 +69,7 @@ type Prompt struct {
 	IDs []int32 // prompt token ids (chat template applied), non-empty
 }
 
-// Params are the sampling parameters of one call (REFERENCE §5).
+// Params are the sampling parameters of one call (docs/contracts.md §5).
 type Params struct {
 	G            int     // samples per prompt, ≥ 1 (PPO and eval: 1)
 	Temperature  float32 // 0: greedy (argmax, lowest id on ties)

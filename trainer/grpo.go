@@ -29,8 +29,6 @@ package trainer
 
 import (
 	"context"
-	"fmt"
-	"time"
 
 	"github.com/argrl/argrl/trainer/config"
 	"github.com/argrl/argrl/trainer/metrics"
@@ -49,30 +47,11 @@ func GRPO(ctx context.Context, cfg config.Config, o RLOptions) (*RLResult, error
 	// ℓ_t = −min(ρÂ, clip(ρ, 1−ε_lo, 1+ε_hi)Â) + kl.coef·KL_t(π, π_ref).
 	obj := rl.Objective{EpsLow: cfg.Clip.EpsLow, EpsHigh: cfg.Clip.EpsHigh, KLCoef: cfg.KL.Coef, KL: cfg.KL.Estimator}
 
-	for step := r.Done + 1; step <= r.Total; step++ {
-		if o.StopAfter > 0 && step > o.StopAfter {
-			break
-		}
-		t0, m := time.Now(), metrics.Metrics{}
-		sb, err := r.Next(ctx, step)
-		if err != nil {
-			return r.res, fmt.Errorf("grpo: %w", err)
-		}
-
-		// ---- roll out G responses per prompt; score them.
-		items, err := r.rollOut(ctx, step, sb.Records(), m)
-		if err != nil {
-			return r.res, fmt.Errorf("grpo: step %d: %w", step, err)
-		}
-		rewards, err := r.score(ctx, items, m)
-		if err != nil {
-			return r.res, fmt.Errorf("grpo: step %d: %w", step, err)
-		}
-
+	return r.loop(ctx, o.StopAfter, obj, func(items []*item, rewards []float64, m metrics.Metrics) ([]*item, error) {
 		// ---- group-normalized advantages, then β on argument-value tokens.
 		adv, err := rl.GroupAdvantages(rewards, G, cfg.Adv.NormByStd, cfg.Adv.Delta)
 		if err != nil {
-			return r.res, fmt.Errorf("grpo: step %d: %w", step, err)
+			return nil, err
 		}
 		rolls := make([]*rl.Rollout, len(items))
 		for i, it := range items {
@@ -81,21 +60,6 @@ func GRPO(ctx context.Context, cfg config.Config, o RLOptions) (*RLResult, error
 			rolls[i] = &it.roll
 		}
 		rl.AdvantageMetrics(m, rolls)
-
-		// ---- reference log-probs; clipped-surrogate updates.
-		train := trainable(items)
-		if err := r.reference(train, m); err != nil {
-			return r.res, fmt.Errorf("grpo: step %d: %w", step, err)
-		}
-		if err := r.update(train, obj, step, r.Sched.LR(step-1), m); err != nil {
-			return r.res, fmt.Errorf("grpo: step %d: %w", step, err)
-		}
-
-		// ---- log, evaluate, checkpoint.
-		if err := r.endStep(ctx, step, sb, m, items, t0); err != nil {
-			return r.res, fmt.Errorf("grpo: %w", err)
-		}
-	}
-	r.res.Best = r.Best()
-	return r.res, nil
+		return trainable(items), nil
+	})
 }

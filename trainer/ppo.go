@@ -33,8 +33,6 @@ package trainer
 
 import (
 	"context"
-	"fmt"
-	"time"
 
 	"github.com/argrl/argrl/trainer/config"
 	"github.com/argrl/argrl/trainer/metrics"
@@ -55,29 +53,11 @@ func PPO(ctx context.Context, cfg config.Config, o RLOptions) (*RLResult, error)
 	obj := rl.Objective{EpsLow: cfg.Clip.EpsLow, EpsHigh: cfg.Clip.EpsHigh, KLCoef: cfg.KL.Coef, KL: cfg.KL.Estimator,
 		VfCoef: cfg.PPO.VfCoef, ValueClip: cfg.PPO.ValueClip}
 
-	for step := r.Done + 1; step <= r.Total; step++ {
-		if o.StopAfter > 0 && step > o.StopAfter {
-			break
-		}
-		t0, m := time.Now(), metrics.Metrics{}
-		sb, err := r.Next(ctx, step)
-		if err != nil {
-			return r.res, fmt.Errorf("ppo: %w", err)
-		}
-
-		// ---- roll out one response per prompt; score them.
-		items, err := r.rollOut(ctx, step, sb.Records(), m)
-		if err != nil {
-			return r.res, fmt.Errorf("ppo: step %d: %w", step, err)
-		}
-		if _, err := r.score(ctx, items, m); err != nil {
-			return r.res, fmt.Errorf("ppo: step %d: %w", step, err)
-		}
-		train := trainable(items)
-
+	return r.loop(ctx, o.StopAfter, obj, func(items []*item, _ []float64, m metrics.Metrics) ([]*item, error) {
 		// ---- critic values, GAE, batch whitening, then β.
+		train := trainable(items)
 		if err := r.values(train); err != nil {
-			return r.res, fmt.Errorf("ppo: step %d: %w", step, err)
+			return nil, err
 		}
 		advs := make([][]float32, len(train))
 		rolls := make([]*rl.Rollout, len(train))
@@ -99,20 +79,6 @@ func PPO(ctx context.Context, cfg config.Config, o RLOptions) (*RLResult, error)
 		if len(train) > 0 {
 			m["value_first_mean"] = vsum / float64(len(train))
 		}
-
-		// ---- reference log-probs; updates of policy and critic.
-		if err := r.reference(train, m); err != nil {
-			return r.res, fmt.Errorf("ppo: step %d: %w", step, err)
-		}
-		if err := r.update(train, obj, step, r.Sched.LR(step-1), m); err != nil {
-			return r.res, fmt.Errorf("ppo: step %d: %w", step, err)
-		}
-
-		// ---- log, evaluate, checkpoint.
-		if err := r.endStep(ctx, step, sb, m, items, t0); err != nil {
-			return r.res, fmt.Errorf("ppo: %w", err)
-		}
-	}
-	r.res.Best = r.Best()
-	return r.res, nil
+		return train, nil
+	})
 }

@@ -417,6 +417,60 @@ func (r *rlRun) update(items []*item, obj rl.Objective, step int, lr float64, m 
 	return nil
 }
 
+// advantages is a recipe's own part of a step: from the scored rollouts
+// (rewards in rollout order) to the rollouts it trains on, with roll.Adv
+// set (GRPO: group-normalized; PPO: GAE over the critic), β applied.
+type advantages func(items []*item, rewards []float64, m metrics.Metrics) ([]*item, error)
+
+// loop runs the steps GRPO and PPO share, around the recipe's advantages:
+// sample the step's prompts, roll out and score them, advantages, reference
+// log-probs, the clipped-surrogate updates of obj, then log, evaluate and
+// checkpoint. stopAfter > 0 ends it after that step, as a kill would.
+func (r *rlRun) loop(ctx context.Context, stopAfter int, obj rl.Objective, adv advantages) (*RLResult, error) {
+	for step := r.Done + 1; step <= r.Total; step++ {
+		if stopAfter > 0 && step > stopAfter {
+			break
+		}
+		t0, m := time.Now(), metrics.Metrics{}
+		sb, err := r.Next(ctx, step)
+		if err != nil {
+			return r.res, fmt.Errorf("%s: %w", r.rlSpec.name, err)
+		}
+		fail := func(err error) (*RLResult, error) {
+			return r.res, fmt.Errorf("%s: step %d: %w", r.rlSpec.name, step, err)
+		}
+
+		// ---- roll out G responses per prompt (PPO: one); score them.
+		items, err := r.rollOut(ctx, step, sb.Records(), m)
+		if err != nil {
+			return fail(err)
+		}
+		rewards, err := r.score(ctx, items, m)
+		if err != nil {
+			return fail(err)
+		}
+		train, err := adv(items, rewards, m)
+		if err != nil {
+			return fail(err)
+		}
+
+		// ---- reference log-probs; clipped-surrogate updates.
+		if err := r.reference(train, m); err != nil {
+			return fail(err)
+		}
+		if err := r.update(train, obj, step, r.Sched.LR(step-1), m); err != nil {
+			return fail(err)
+		}
+
+		// ---- log, evaluate, checkpoint.
+		if err := r.endStep(ctx, step, sb, m, items, t0); err != nil {
+			return r.res, fmt.Errorf("%s: %w", r.rlSpec.name, err)
+		}
+	}
+	r.res.Best = r.Best()
+	return r.res, nil
+}
+
 // endStep ends an RL step: the step's time and new tokens, the result, a
 // lagged reference's refresh (ref.update_every), then the scaffold's log,
 // evaluation and checkpoint.

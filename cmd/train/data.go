@@ -23,7 +23,7 @@ func dataConvertCmd() *cobra.Command {
 	var skipBad bool
 	c := &cobra.Command{
 		Use:   "convert --from bfcl|xlam|toolace|glaive [--answers F] [--lang xx] IN OUT",
-		Short: "convert a source dataset into argrl's JSONL schema (REFERENCE §1)",
+		Short: "convert a source dataset into argrl's JSONL schema (docs/contracts.md §1)",
 		Long: `Convert a source dataset file into argrl's JSONL schema.
 
 Sources: ` + strings.Join(data.ImporterNames(), ", ") + `.

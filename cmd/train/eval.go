@@ -34,7 +34,7 @@ func newEvalCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "eval --data F --predictions F [--format tool_call] [--judge builtin] [--out metrics.json] | --config F | --model DIR [--adapter DIR] --data F",
 		Short: "print the metric table (TID TSA ACA ALC FCM, exact match, name accuracy, argument score)",
-		Long: `Evaluate responses against the gold calls of --data (REFERENCE §3).
+		Long: `Evaluate responses against the gold calls of --data (docs/contracts.md §3).
 
 With --predictions, the responses are read from a JSONL file of {"id","text"}
 lines, exactly one per record. Without it, they are generated greedily by the

@@ -29,8 +29,8 @@ import (
 //
 //	[--temperature 0.6] [--top-p 0.95] [--top-k 0] [--seed 1] [--max-new-tokens 256]
 //
-// One JSON line per sample, in record order then sample order (REFERENCE
-// §8): {"id","sample","text","token_ids","logprobs","finish_reason"};
+// One JSON line per sample, in record order then sample order
+// (docs/contracts.md §8): {"id","sample","text","token_ids","logprobs","finish_reason"};
 // token_ids and logprobs are the response's, logprobs[t] = log p(token t |
 // prompt, earlier response tokens) at temperature 1 (what `train score`
 // prints for the same ids). The same flags give byte-identical output.

@@ -1,5 +1,5 @@
 // Command train is argrl's single binary: SFT, GRPO, PPO, evaluation and the
-// tools around them (REFERENCE §8). Each subcommand lives in its own file and
+// tools around them (docs/contracts.md §8). Each subcommand lives in its own file and
 // registers itself on root in an init function.
 package main
 

@@ -4,7 +4,7 @@ import "github.com/argrl/argrl/trainer"
 
 // train ppo --config F [--set k=v]... [--resume | --resume-from step-NNNNNN] [--debug-template]
 //
-// PPO with a value head on the shared trunk (REFERENCE §5, trainer/ppo.go).
+// PPO with a value head on the shared trunk (docs/contracts.md §5, trainer/ppo.go).
 func init() {
 	root.AddCommand(rlCommand("ppo", "PPO: one sampled response per prompt, a critic with GAE, batch whitening, β on argument tokens, KL to a reference",
 		`PPO on model.path (or on the SFT adapter init.adapter): each step samples

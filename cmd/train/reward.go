@@ -102,7 +102,7 @@ func newRewardCmd() *cobra.Command {
 	var wCER float64
 	c := &cobra.Command{
 		Use:   "reward --reward NAME [--format F] [--judge builtin] --data F --predictions F",
-		Short: "score predictions with a reward model (REFERENCE §4, §8)",
+		Short: "score predictions with a reward model (docs/contracts.md §4, §8)",
 		Long: `Score each prediction line {"id","text"} against its record of --data with the
 reward --reward (` + strings.Join(reward.Names(), ", ") + `).
 

@@ -21,7 +21,7 @@ import (
 // train score --model DIR [--adapter DIR] (--ids 1,2,3 | --input F.jsonl)
 //
 // One JSON line per input sequence: {"token_ids":[...],"logprobs":[null,
-// lp1, ...]} with logprobs[t] = log p(token t | tokens < t) (REFERENCE §8).
+// lp1, ...]} with logprobs[t] = log p(token t | tokens < t) (docs/contracts.md §8).
 // Works on a model directory without tokenizer files. Every input is
 // validated before anything is printed; nothing but JSON goes to stdout.
 func init() { root.AddCommand(newScoreCmd()) }

@@ -10,14 +10,14 @@ import (
 
 // train sft --config F [--set k=v]... [--resume | --resume-from step-NNNNNN] [--debug-template]
 //
-// Supervised fine-tuning (REFERENCE §6, trainer/sft.go). Progress and
+// Supervised fine-tuning (docs/contracts.md §6, trainer/sft.go). Progress and
 // messages go to stderr; the run directory (run.dir) receives config.yaml,
-// metrics.jsonl, checkpoints/ and best/ (REFERENCE §7).
+// metrics.jsonl, checkpoints/ and best/ (docs/contracts.md §7).
 func init() {
 	var f runFlags
 	cmd := &cobra.Command{
 		Use:   "sft --config F [--set k=v]... [--resume | --resume-from step-NNNNNN] [--debug-template]",
-		Short: "LoRA (or full) supervised fine-tuning on the gold calls (REFERENCE §6)",
+		Short: "LoRA (or full) supervised fine-tuning on the gold calls (docs/contracts.md §6)",
 		Long: `Supervised fine-tuning of model.path on data.train: loss on the assistant
 target tokens only, LoRA on every linear layer (lora.enabled: false trains
 every weight; with model.init: random, from scratch), AdamW with a cosine

@@ -1,4 +1,4 @@
-// Package chat renders REFERENCE §1 records into the chat layout a model
+// Package chat renders docs/contracts.md §1 records into the chat layout a model
 // family was trained on, as Go code rather than Jinja:
 //
 //	qwen2.5 (alias qwen2)   ChatML; tools listed in the system turn in Qwen's words

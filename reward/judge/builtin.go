@@ -7,7 +7,7 @@ import (
 	"github.com/argrl/argrl/reward/internal/norm"
 )
 
-// Builtin is the language judge of REFERENCE §3, without a network:
+// Builtin is the language judge of docs/contracts.md §3, without a network:
 //
 //	exact or normalized match (or a member of Accept)   → Exact
 //	v is in lang(v*), detected over {ℓ, en}             → Minor

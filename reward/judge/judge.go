@@ -1,6 +1,6 @@
 // Package judge scores the language of a generated argument value against
 // its gold value and the user's language (paper 000 §4.2, Appendix J;
-// REFERENCE §3 "Language judge").
+// docs/contracts.md §3 "Language judge").
 //
 // A judge returns a Verdict with three levels; the rewards map it onto the
 // RM-2 scale {2.0, 1.5, 1.0} or the RM-3 scale {2.5, 2.0, 1.0}.
