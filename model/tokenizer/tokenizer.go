@@ -110,7 +110,9 @@ func Load(path string) (*Tokenizer, error) {
 	if err := checkDecoder(file, f.Decoder); err != nil {
 		return nil, err
 	}
-	t.loadAdded(f)
+	if err := t.loadAdded(file, f); err != nil {
+		return nil, err
+	}
 	for _, id := range append(append([]int32{}, t.prefix...), t.suffix...) {
 		if int(id) >= t.vocabSize || id < 0 {
 			return nil, fmt.Errorf("tokenizer: %s: key %q: id %d outside the vocabulary", file, "post_processor", id)
@@ -192,9 +194,17 @@ func (t *Tokenizer) loadModel(file string, f *fileJSON) error {
 	return nil
 }
 
-func (t *Tokenizer) loadAdded(f *fileJSON) {
+// maxAddedID bounds added-token ids: far above any real vocabulary (Llama-3
+// and Qwen stay under 2^18), and small enough that an id cannot size an
+// allocation.
+const maxAddedID = 1 << 24
+
+func (t *Tokenizer) loadAdded(file string, f *fileJSON) error {
 	t.rawTrie, t.normTrie = newTrie(), newTrie()
-	for _, a := range f.AddedTokens {
+	for i, a := range f.AddedTokens {
+		if a.Id < 0 || a.Id >= maxAddedID {
+			return fmt.Errorf("tokenizer: %s: key \"added_tokens[%d].id\": id %d of %q is outside [0, %d)", file, i, a.Id, a.Content, maxAddedID)
+		}
 		if a.Content == "" {
 			continue
 		}
@@ -224,6 +234,7 @@ func (t *Tokenizer) loadAdded(f *fileJSON) {
 			t.rawTrie.insert(a.content, int32(i))
 		}
 	}
+	return nil
 }
 
 func (t *Tokenizer) loadConfig(dir string) error {

@@ -202,6 +202,12 @@ func TestCorruptFiles(t *testing.T) {
 		{name: "no pre-tokenizer", edit: func(f map[string]any) { f["pre_tokenizer"] = nil }, wantKey: `"pre_tokenizer"`},
 		{name: "gpt2 byte level", edit: func(f map[string]any) { f["pre_tokenizer"] = map[string]any{"type": "ByteLevel", "use_regex": true} }, wantKey: `"pre_tokenizer"`},
 		{name: "added tokens type", edit: func(f map[string]any) { f["added_tokens"] = map[string]any{} }, wantKey: "added_tokens"},
+		{name: "negative added token id", edit: func(f map[string]any) {
+			f["added_tokens"] = []any{map[string]any{"id": -1, "content": "<x>", "special": true}}
+		}, wantKey: `"added_tokens[0].id"`},
+		{name: "huge added token id", edit: func(f map[string]any) {
+			f["added_tokens"] = []any{map[string]any{"id": 1 << 40, "content": "<x>", "special": true}}
+		}, wantKey: `"added_tokens[0].id"`},
 		{name: "post processor", edit: func(f map[string]any) {
 			f["post_processor"] = map[string]any{"type": "TemplateProcessing", "single": []any{map[string]any{"SpecialToken": map[string]any{"id": "<s>"}}}, "special_tokens": map[string]any{}}
 		}, wantKey: `"post_processor.single[0]"`},
