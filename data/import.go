@@ -27,6 +27,9 @@ type ImportStats struct {
 	Records int      // records written
 	Skipped []string // with SkipBad: "file:line: reason" per skipped item
 	Notes   []string // items dropped by design (e.g. conversations without tools), with why
+	// Quirks counts the known oddities of the source data the importer
+	// met and handled, by kind (nil when none).
+	Quirks map[string]int
 }
 
 // Importer converts one source dataset file into records.

@@ -3,62 +3,65 @@ package data
 import (
 	"encoding/json"
 	"fmt"
+	"path/filepath"
+	"regexp"
 	"strings"
+
+	bfclck "github.com/argrl/argrl/internal/bfcl"
 )
 
 // ImportBFCL converts a Berkeley Function Calling Leaderboard question file
-// (BFCL_v3_<category>.json: one object per line with "id", "question" and
+// (BFCL_v4_<category>.json: one object per line with "id", "question" and
 // "function") together with its possible_answer file (opts.Answers: "id" and
 // "ground_truth", a list of {function_name: {param: [acceptable values]}}).
 //
+//   - bfcl: the test category (the id without its last "_N" part, else the
+//     file name's), the function list and the ground truth verbatim: the
+//     bfcl reward scores against them exactly as BFCL's checker does.
 //   - question: a list of turns, each a list of {"role", "content"} messages
 //     (all turns are kept in order); a plain string is one user message.
-//   - function: the tool list (a single object is accepted); parameter
-//     schemas are normalized to JSON schema (dict→object, float→number,
-//     tuple→array, ...), keeping key order.
-//   - accept: the possible answers verbatim per argument, with nested dicts
-//     (whose values are themselves option lists) reduced to their first
-//     choices.
+//   - function: the tool list (a single object is accepted), as BFCL shows
+//     it to models: the language note appended to each description, and
+//     for Java and JavaScript every parameter a string in that language's
+//     syntax (its type named in the description); schemas normalized to
+//     JSON schema (dict→object, float→number, tuple→array, ...), keeping
+//     key order.
+//   - accept: the possible answers per argument, with nested dicts (whose
+//     values are themselves option lists) reduced to their first choices;
+//     for Java and JavaScript each answer written as the literal the
+//     checker converts back to it.
 //   - calls: per argument the first acceptable value ("" first means the
 //     argument is omitted), or the first non-"" one for a required
 //     argument.
-//   - irrelevance categories (ids containing "irrelevance") have no
-//     possible answers and become calls=[].
+//   - irrelevance categories have no possible answers and become
+//     calls=[]; so does live_relevance, which has no gold call (any call
+//     passes there; the import notes it).
 //
-// Multi-turn categories (execution-trace answers) and live_relevance (no
-// gold call) are refused with an error. Answers are matched by id, or by
-// position when the files carry no ids.
+// Quirks of the official data are handled as the checker handles them and
+// counted in ImportStats.Quirks: an answer naming a parameter the function
+// does not declare (left out; with "" among its values the checker accepts
+// calls without it, else no response passes), an empty list of acceptable
+// values or a required parameter the answer lacks (no response passes; the
+// record's tool stops requiring it so the record stays valid), a required
+// parameter whose only acceptable value is "" (the gold passes ""), and
+// every gold call the checker itself would reject.
+//
+// Multi-turn and agentic categories (execution-trace answers) are refused
+// with an error. Answers are matched by id, or by position when the files
+// carry no ids.
 func ImportBFCL(path string, opts ImportOptions) ([]Record, ImportStats, error) {
 	items, err := readItems(path)
 	if err != nil {
 		return nil, ImportStats{}, err
 	}
-	answers := map[string]json.RawMessage{}
-	var byPos []json.RawMessage
-	if opts.Answers != "" {
-		aitems, err := readItems(opts.Answers)
-		if err != nil {
-			return nil, ImportStats{}, err
-		}
-		for _, a := range aitems {
-			var head struct {
-				ID          string          `json:"id"`
-				GroundTruth json.RawMessage `json:"ground_truth"`
-			}
-			if err := json.Unmarshal(a.Raw, &head); err != nil {
-				return nil, ImportStats{}, &Error{File: opts.Answers, Line: a.Line, Msg: err.Error()}
-			}
-			if head.GroundTruth == nil {
-				return nil, ImportStats{}, &Error{File: opts.Answers, Line: a.Line, Field: "ground_truth", Msg: "missing"}
-			}
-			if head.ID != "" {
-				answers[head.ID] = head.GroundTruth
-			}
-			byPos = append(byPos, head.GroundTruth)
-		}
+	answers, byPos, err := readBFCLAnswers(opts.Answers)
+	if err != nil {
+		return nil, ImportStats{}, err
 	}
+	quirks := map[string]int{}
+	relevance := 0
 	pos := 0
-	return convertAll(path, items, opts, func(it item) ([]Record, error) {
+	recs, st, err := convertAll(path, items, opts, func(it item) ([]Record, error) {
 		var q struct {
 			ID            string          `json:"id"`
 			Question      json.RawMessage `json:"question"`
@@ -74,36 +77,108 @@ func ImportBFCL(path string, opts ImportOptions) ([]Record, ImportStats, error) 
 		if id == "" {
 			id = fmt.Sprintf("bfcl-%06d", idx)
 		}
-		if strings.HasPrefix(id, "multi_turn") || q.InitialConfig != nil {
-			return nil, fmt.Errorf("%s: BFCL multi-turn categories are not supported (their answers are execution traces)", id)
+		cat := bfclCategory(q.ID, path)
+		for _, unsupported := range []string{"multi_turn", "memory", "web_search", "format_sensitivity"} {
+			if strings.Contains(cat, unsupported) || q.InitialConfig != nil {
+				return nil, fmt.Errorf("%s: BFCL multi-turn and agentic categories are not supported (their answers are execution traces)", id)
+			}
 		}
-		rec := Record{ID: id, Lang: opts.Lang, Calls: []Call{}}
+		if len(q.Function) == 0 || isNull(q.Function) {
+			return nil, fmt.Errorf("%s: function: missing", id)
+		}
+		rec := Record{ID: id, Lang: opts.Lang, Calls: []Call{},
+			BFCL: &BFCLCase{Category: cat, Functions: compact(q.Function)}}
 		var err error
 		if rec.Messages, err = bfclMessages(q.Question); err != nil {
 			return nil, fmt.Errorf("%s: question: %w", id, err)
 		}
-		if rec.Tools, err = bfclTools(q.Function); err != nil {
+		if rec.Tools, err = bfclTools(q.Function, bfclck.LanguageOf(cat)); err != nil {
 			return nil, fmt.Errorf("%s: function: %w", id, err)
+		}
+		if bfclck.IsRelevance(cat) {
+			if !strings.Contains(cat, "irrelevance") {
+				relevance++
+			}
+			return []Record{rec}, nil
 		}
 		gt, ok := answers[q.ID]
 		if !ok && q.ID == "" && idx < len(byPos) {
 			gt, ok = byPos[idx], true
 		}
 		switch {
-		case strings.Contains(id, "irrelevance"):
-			return []Record{rec}, nil
-		case strings.Contains(id, "relevance"):
-			return nil, fmt.Errorf("%s: live_relevance has no gold call to convert", id)
 		case !ok && opts.Answers == "":
 			return nil, fmt.Errorf("%s: no possible answer (pass the possible_answer file with --answers)", id)
 		case !ok:
 			return nil, fmt.Errorf("%s: no possible answer in %s", id, opts.Answers)
 		}
-		if err := bfclGold(&rec, gt); err != nil {
+		rec.BFCL.GroundTruth = compact(gt)
+		met, err := bfclGold(&rec, gt)
+		if err != nil {
 			return nil, fmt.Errorf("%s: ground_truth: %w", id, err)
+		}
+		if r, err := bfclSelfCheck(&rec); err != nil {
+			return nil, fmt.Errorf("%s: %w", id, err)
+		} else if !r.Valid {
+			met = append(met, "the gold call fails the checker ("+r.ErrorType+")")
+		}
+		for _, m := range met {
+			quirks[m]++
 		}
 		return []Record{rec}, nil
 	})
+	if len(quirks) > 0 {
+		st.Quirks = quirks
+	}
+	if relevance > 0 {
+		st.Notes = append(st.Notes, fmt.Sprintf("%d live_relevance items have no gold call: written with calls [] and scored only by the bfcl reward (any call passes); the other metrics read them as no-call turns", relevance))
+	}
+	return recs, st, err
+}
+
+// readBFCLAnswers reads a possible_answer file: ground truths by id, and in
+// file order.
+func readBFCLAnswers(path string) (map[string]json.RawMessage, []json.RawMessage, error) {
+	byID := map[string]json.RawMessage{}
+	if path == "" {
+		return byID, nil, nil
+	}
+	aitems, err := readItems(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	var byPos []json.RawMessage
+	for _, a := range aitems {
+		var head struct {
+			ID          string          `json:"id"`
+			GroundTruth json.RawMessage `json:"ground_truth"`
+		}
+		if err := json.Unmarshal(a.Raw, &head); err != nil {
+			return nil, nil, &Error{File: path, Line: a.Line, Msg: err.Error()}
+		}
+		if head.GroundTruth == nil {
+			return nil, nil, &Error{File: path, Line: a.Line, Field: "ground_truth", Msg: "missing"}
+		}
+		if head.ID != "" {
+			byID[head.ID] = head.GroundTruth
+		}
+		byPos = append(byPos, head.GroundTruth)
+	}
+	return byID, byPos, nil
+}
+
+var bfclFileName = regexp.MustCompile(`^BFCL_v\d+_(.+)\.jsonl?$`)
+
+// bfclCategory is BFCL's test category of an entry: its id without the
+// last "_" part (live_simple_3-2-0 → live_simple), else the file's name
+// (BFCL_v4_simple_python.json → simple_python).
+func bfclCategory(id, path string) string {
+	if i := strings.LastIndexByte(strings.SplitN(id, ":", 2)[0], '_'); i > 0 {
+		return id[:i]
+	}
+	if m := bfclFileName.FindStringSubmatch(filepath.Base(path)); m != nil {
+		return m[1]
+	}
+	return strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
 }
 
 func bfclMessages(raw json.RawMessage) ([]Message, error) {
@@ -131,118 +206,4 @@ func bfclMessages(raw json.RawMessage) ([]Message, error) {
 		out = append(out, msgs...)
 	}
 	return out, nil
-}
-
-// bfclTools decodes BFCL's function list (name, description, parameters).
-func bfclTools(raw json.RawMessage) ([]Tool, error) {
-	var fns []json.RawMessage
-	if kindOf(raw) == "object" {
-		fns = []json.RawMessage{raw}
-	} else if err := json.Unmarshal(raw, &fns); err != nil {
-		return nil, fmt.Errorf("must be a list of functions")
-	}
-	tools := make([]Tool, 0, len(fns))
-	for i, f := range fns {
-		var fn struct {
-			Name        string          `json:"name"`
-			Description string          `json:"description"`
-			Parameters  json.RawMessage `json:"parameters"`
-		}
-		if err := json.Unmarshal(f, &fn); err != nil {
-			return nil, fmt.Errorf("[%d]: %w", i, err)
-		}
-		params, err := normalizeSchema(fn.Parameters)
-		if err != nil {
-			return nil, fmt.Errorf("[%d] (%s) parameters: %w", i, fn.Name, err)
-		}
-		tools = append(tools, Tool{Name: fn.Name, Description: fn.Description, Parameters: params})
-	}
-	return tools, nil
-}
-
-// bfclGold fills calls and accept from a ground_truth list.
-func bfclGold(rec *Record, raw json.RawMessage) error {
-	var gts []json.RawMessage
-	if kindOf(raw) == "object" {
-		gts = []json.RawMessage{raw}
-	} else if err := json.Unmarshal(raw, &gts); err != nil {
-		return fmt.Errorf("must be a list of {function: {param: [values]}}")
-	}
-	rec.Accept = make([]map[string][]any, 0, len(gts))
-	for i, g := range gts {
-		keys, vals, err := orderedObject(g)
-		if err != nil || len(keys) != 1 {
-			return fmt.Errorf("[%d]: must be an object with exactly one function name", i)
-		}
-		name := keys[0]
-		var params map[string]any
-		if err := json.Unmarshal(vals[0], &params); err != nil || params == nil {
-			return fmt.Errorf("[%d] %s: must map parameters to lists of values", i, name)
-		}
-		var schema *Schema
-		if t, ok := rec.ToolByName(name); ok {
-			schema, _ = t.Schema()
-		}
-		call := Call{Name: name, Arguments: map[string]any{}}
-		accept := map[string][]any{}
-		for _, p := range sortedKeys(params) {
-			opts, ok := params[p].([]any)
-			if !ok || len(opts) == 0 {
-				return fmt.Errorf("[%d] %s.%s: must be a non-empty list of acceptable values", i, name, p)
-			}
-			conc := make([]any, len(opts))
-			for j, o := range opts {
-				conc[j] = firstChoices(o)
-			}
-			accept[p] = conc
-			pick := conc[0]
-			if schema.IsRequired(p) {
-				pick = nil
-				for _, o := range conc {
-					if o != "" {
-						pick = o
-						break
-					}
-				}
-				if pick == nil {
-					return fmt.Errorf("[%d] %s.%s: required but only \"\" is acceptable", i, name, p)
-				}
-			}
-			if pick != "" {
-				call.Arguments[p] = pick
-			}
-		}
-		rec.Calls = append(rec.Calls, call)
-		rec.Accept = append(rec.Accept, accept)
-	}
-	return nil
-}
-
-// firstChoices turns a BFCL possible-answer value into a concrete value:
-// inside dicts every key maps to a list of options, of which the first is
-// taken ("" first means the key is omitted); lists are taken element-wise.
-func firstChoices(v any) any {
-	switch x := v.(type) {
-	case map[string]any:
-		out := make(map[string]any, len(x))
-		for k, opts := range x {
-			list, ok := opts.([]any)
-			if !ok {
-				out[k] = firstChoices(opts)
-				continue
-			}
-			if len(list) == 0 || list[0] == "" {
-				continue
-			}
-			out[k] = firstChoices(list[0])
-		}
-		return out
-	case []any:
-		out := make([]any, len(x))
-		for i, el := range x {
-			out[i] = firstChoices(el)
-		}
-		return out
-	}
-	return v
 }

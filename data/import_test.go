@@ -142,8 +142,8 @@ func TestImportXLAM(t *testing.T) {
 		t.Errorf("calls %+v", recs[0].Calls)
 	}
 	s, _ := recs[0].Tools[0].Schema()
-	if !reflect.DeepEqual(s.PropertyNames(), []string{"username", "count", "include_replies"}) || len(s.Required) != 0 {
-		t.Errorf("tweets schema: %v required %v (params with defaults or optional are not required)", s.PropertyNames(), s.Required)
+	if !reflect.DeepEqual(s.PropertyNames(), []string{"username", "count", "include_replies"}) || !reflect.DeepEqual(s.Required, []string{"username", "count"}) {
+		t.Errorf("tweets schema: %v required %v (an xLAM default does not make a parameter optional; the optional marker does)", s.PropertyNames(), s.Required)
 	}
 	if p, _ := s.Property("include_replies"); !p.HasType("boolean") {
 		t.Errorf("bool, optional → boolean: %+v", p)

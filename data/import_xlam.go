@@ -18,7 +18,13 @@ import (
 //     int→integer, float→number, bool→boolean, List[...]→array,
 //     Dict[...]→object; unknown types leave "type" out), description and
 //     default kept, and "required" = parameters whose type is not marked
-//     optional and that have no default.
+//     optional. In xLAM a default is the API's example value, not a sign
+//     of optionality: a parameter with one stays required unless the
+//     record's answers leave it out (then it is not required in that
+//     record; ImportStats.Quirks counts it). A parameter may be named
+//     "type" or "properties": the flat map is told from a JSON schema by
+//     its values (a schema's "type" is a string, its "properties" maps
+//     names to schemas), not by its first key.
 //   - answers: [{"name", "arguments"}] → calls ([] → no call).
 //   - query → one user message.
 func ImportXLAM(path string, opts ImportOptions) ([]Record, ImportStats, error) {
@@ -27,7 +33,8 @@ func ImportXLAM(path string, opts ImportOptions) ([]Record, ImportStats, error) 
 		return nil, ImportStats{}, err
 	}
 	n := 0
-	return convertAll(path, items, opts, func(it item) ([]Record, error) {
+	quirks := map[string]int{}
+	recs, st, err := convertAll(path, items, opts, func(it item) ([]Record, error) {
 		var x struct {
 			ID      json.RawMessage `json:"id"`
 			Query   string          `json:"query"`
@@ -91,8 +98,57 @@ func ImportXLAM(path string, opts ImportOptions) ([]Record, ImportStats, error) 
 				rec.Calls[i].Arguments = map[string]any{}
 			}
 		}
+		for _, c := range rec.Calls {
+			t, ok := rec.ToolByName(c.Name)
+			if !ok {
+				continue
+			}
+			s, _ := t.Schema()
+			for _, r := range s.Required {
+				if p, _ := s.Property(r); p != nil && p.HasDefault {
+					if _, given := c.Arguments[r]; !given {
+						quirks[quirkXLAMDefault]++
+						dropRequired(t, r)
+					}
+				}
+			}
+		}
 		return []Record{rec}, nil
 	})
+	if len(quirks) > 0 {
+		st.Quirks = quirks
+	}
+	return recs, st, err
+}
+
+const quirkXLAMDefault = "an answer leaves out a parameter that is not marked optional but has a default: not required in that record"
+
+// xlamIsSchema tells a JSON-schema parameters object from xLAM's flat map
+// of parameter name to {type, description, default}: a schema's "type" is
+// a string (or a list), and its "properties" maps names to schemas rather
+// than being one parameter's {type: "str", description: ...}.
+func xlamIsSchema(keys []string, vals []json.RawMessage) bool {
+	for i, k := range keys {
+		switch k {
+		case "type":
+			if kind := kindOf(vals[i]); kind == "string" || kind == "array" {
+				return true
+			}
+		case "properties":
+			pk, pv, err := orderedObject(vals[i])
+			if err != nil {
+				continue
+			}
+			spec := false
+			for j, name := range pk {
+				spec = spec || (name == "type" || name == "description") && kindOf(pv[j]) == "string"
+			}
+			if !spec {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // jsonStringOrValue unwraps a JSON string holding JSON (xLAM's encoding);
@@ -148,8 +204,7 @@ func xlamSchema(raw json.RawMessage) (json.RawMessage, error) {
 	if err != nil {
 		return nil, fmt.Errorf("parameters: %w", err)
 	}
-	if len(keys) > 0 && (keys[0] == "type" || keys[0] == "properties") {
-		// Already a JSON schema.
+	if xlamIsSchema(keys, vals) {
 		return normalizeSchema(raw)
 	}
 	props := &onode{kind: '{'}
@@ -192,7 +247,7 @@ func xlamSchema(raw json.RawMessage) (json.RawMessage, error) {
 		}
 		props.keys = append(props.keys, name)
 		props.vals = append(props.vals, node)
-		if !optional && p.Default == nil {
+		if !optional {
 			nb, _ := marshalNoEscape(name)
 			required.vals = append(required.vals, &onode{kind: '"', raw: nb})
 		}

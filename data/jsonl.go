@@ -172,7 +172,7 @@ func MarshalRecord(r *Record) ([]byte, error) {
 
 // recordKeys are the keys a record line may carry (docs/contracts.md §1).
 var recordKeys = map[string]bool{"id": true, "lang": true, "tools": true, "messages": true,
-	"calls": true, "accept": true, "smv": true, "reject_reason": true, "split": true}
+	"calls": true, "accept": true, "smv": true, "reject_reason": true, "split": true, "bfcl": true}
 
 // DecodeRecord decodes one JSON line into a Record, checking JSON types with
 // errors that name the field path. It does not run Validate.
@@ -200,7 +200,7 @@ func DecodeRecord(line []byte) (Record, error) {
 	}
 	if len(unknown) > 0 {
 		sort.Strings(unknown)
-		return rec, fieldErr(unknown[0], "unknown field (valid: id, lang, tools, messages, calls, accept, smv, reject_reason, split)")
+		return rec, fieldErr(unknown[0], "unknown field (valid: id, lang, tools, messages, calls, accept, smv, reject_reason, split, bfcl)")
 	}
 	for _, k := range []string{"id", "lang", "tools", "messages", "calls"} {
 		if _, ok := top[k]; !ok {
@@ -243,7 +243,44 @@ func DecodeRecord(line []byte) (Record, error) {
 			return rec, err
 		}
 	}
+	if raw, ok := top["bfcl"]; ok && !isNull(raw) {
+		if rec.BFCL, err = decBFCL(raw); err != nil {
+			return rec, err
+		}
+	}
 	return rec, nil
+}
+
+func decBFCL(raw json.RawMessage) (*BFCLCase, error) {
+	m, err := decObject(raw, "bfcl", "category", "functions", "ground_truth")
+	if err != nil {
+		return nil, err
+	}
+	c := &BFCLCase{}
+	cat, ok := m["category"]
+	if !ok {
+		return nil, fieldErr("bfcl.category", "missing")
+	}
+	if c.Category, err = decString(cat, "bfcl.category", false); err != nil {
+		return nil, err
+	}
+	fns, ok := m["functions"]
+	if !ok {
+		return nil, fieldErr("bfcl.functions", "missing")
+	}
+	c.Functions = compact(fns)
+	if gt, ok := m["ground_truth"]; ok && !isNull(gt) {
+		c.GroundTruth = compact(gt)
+	}
+	return c, nil
+}
+
+// compact returns raw (already parsed, so valid) without insignificant
+// whitespace.
+func compact(raw json.RawMessage) json.RawMessage {
+	var c bytes.Buffer
+	json.Compact(&c, raw)
+	return c.Bytes()
 }
 
 // kindOf names the JSON kind of a raw value by its first byte.

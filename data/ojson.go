@@ -86,12 +86,20 @@ func decodeONode(dec *json.Decoder) (*onode, error) {
 
 // field returns the value under key k of an object node, or nil.
 func (n *onode) field(k string) *onode {
-	for i, key := range n.keys {
-		if key == k {
-			return n.vals[i]
-		}
+	if i := n.index(k); i >= 0 {
+		return n.vals[i]
 	}
 	return nil
+}
+
+// index is the position of key k in an object node, or -1.
+func (n *onode) index(k string) int {
+	for i, key := range n.keys {
+		if key == k {
+			return i
+		}
+	}
+	return -1
 }
 
 func (n *onode) marshal() json.RawMessage {

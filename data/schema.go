@@ -20,6 +20,22 @@ type Record struct {
 	SMV          []map[string]SMVDoc `json:"smv,omitempty"`
 	RejectReason string              `json:"reject_reason,omitempty"`
 	Split        string              `json:"split,omitempty"`
+	// BFCL, written by the BFCL importer, is what BFCL's AST checker reads
+	// besides the response (the bfcl reward).
+	BFCL *BFCLCase `json:"bfcl,omitempty"`
+}
+
+// BFCLCase is a BFCL test entry as BFCL's checker sees it: the test
+// category (simple_python, live_multiple, irrelevance, ...), and the
+// function documents and possible answers exactly as BFCL wrote them. They
+// keep what the common schema normalizes away: float vs integer, tuple,
+// any, the Java and JavaScript types, and every quirk of the answers.
+type BFCLCase struct {
+	Category  string          `json:"category"`
+	Functions json.RawMessage `json:"functions"`
+	// GroundTruth is the possible_answer entry's ground_truth (absent for
+	// the relevance categories).
+	GroundTruth json.RawMessage `json:"ground_truth,omitempty"`
 }
 
 // Tool is a function the model may call, described by a JSON schema.

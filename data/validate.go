@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	bfclck "github.com/argrl/argrl/internal/bfcl"
 	"github.com/argrl/argrl/internal/jsonx"
 )
 
@@ -57,7 +58,8 @@ func ValidArgName(s string) string {
 // parameters and carries every required one; accept and smv have one entry
 // per call and only name that call's parameters; each gold value is
 // acceptable under accept (an omitted argument needs "" in its list); split
-// is "", train, validation or test.
+// is "", train, validation or test; a bfcl case has the shape BFCL's checker
+// reads (and a relevance category no gold call).
 func (r *Record) Validate() error {
 	if strings.TrimSpace(r.ID) == "" {
 		return fieldErr("id", "empty")
@@ -122,6 +124,14 @@ func (r *Record) Validate() error {
 	case "", "train", "validation", "test":
 	default:
 		return fieldErr("split", "must be one of train, validation, test (or empty), got %q", r.Split)
+	}
+	if r.BFCL != nil {
+		if _, err := bfclck.ParseCase(r.BFCL.Category, r.BFCL.Functions, r.BFCL.GroundTruth); err != nil {
+			return fieldErr("bfcl", "%v", err)
+		}
+		if bfclck.IsRelevance(r.BFCL.Category) && len(r.Calls) > 0 {
+			return fieldErr("calls", "a %s record has no gold call (use [])", r.BFCL.Category)
+		}
 	}
 	return nil
 }

@@ -1,9 +1,11 @@
 // Package reward scores tool-call responses: one scorer (matcher) computes
 // the hierarchical metrics of paper 000 §2.3 (TID, TSA, ACA, ALC, FCM) and
 // paper 001's exact match, name accuracy and argument score, and every
-// reward model (rm1, rm2, rm3, decomposed, binary, r2if; docs/contracts.md §4) is
-// computed from that same scorer's Outcome, so training and evaluation
-// cannot drift apart.
+// reward model (rm1, rm2, rm3, decomposed, binary, r2if; docs/contracts.md
+// §4) is computed from that same scorer's Outcome, so training and
+// evaluation cannot drift apart. The bfcl reward is the exception by
+// design: it follows BFCL's own checker (internal/bfcl), whose rules differ
+// from §3's normalization, and reports the §3 levels beside it.
 package reward
 
 import (

@@ -1,7 +1,10 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -28,19 +31,24 @@ func dataConvertCmd() *cobra.Command {
 
 Sources: ` + strings.Join(data.ImporterNames(), ", ") + `.
   bfcl     a BFCL question file; --answers gives its possible_answer file
-           (not needed for the irrelevance categories)
+           (not needed for irrelevance, live_irrelevance, live_relevance)
   xlam     xLAM/APIGen function-calling JSON (query, tools, answers)
   toolace  ToolACE data.json (system prompt with tools, conversations)
   glaive   Glaive function-calling-v2 JSON (system, chat)
 Every record gets --lang as its language. A source item that cannot be
 converted is an error naming file and line, unless --skip-bad, which skips it
-and lists it on stderr. OUT is written atomically.`,
+and lists it on stderr. Known quirks of a source's data are handled and
+counted on stderr ("quirk: N× what"). OUT is written atomically.`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if from == "" {
 				return fmt.Errorf("data convert: --from is required (%s)", strings.Join(data.ImporterNames(), ", "))
 			}
 			recs, st, err := data.Import(from, args[0], data.ImportOptions{Answers: answers, Lang: lang, SkipBad: skipBad})
+			var bad *data.Error
+			if errors.As(err, &bad) && bad.Line > 0 && !skipBad {
+				return fmt.Errorf("data convert: %w (--skip-bad skips such items)", err)
+			}
 			if err != nil {
 				return fmt.Errorf("data convert: %w", err)
 			}
@@ -53,6 +61,9 @@ and lists it on stderr. OUT is written atomically.`,
 			}
 			for _, n := range st.Notes {
 				fmt.Fprintln(errw, "note:", n)
+			}
+			for _, q := range slices.Sorted(maps.Keys(st.Quirks)) {
+				fmt.Fprintf(errw, "quirk: %d× %s\n", st.Quirks[q], q)
 			}
 			fmt.Fprintf(errw, "%s: %d items → %d records in %s (%d skipped)\n", from, st.Items, st.Records, args[1], len(st.Skipped))
 			return nil

@@ -28,7 +28,25 @@ type ParsedCall struct {
 	Arguments map[string]any  // JSON-decoded values: float64, string, bool, nil, []any, map[string]any
 	ArgSpans  map[string]Span // span of each argument value; for strings, the content inside the quotes
 	Span      Span            // the whole call
+	// Exact holds the arguments as the text typed them, for scorers that
+	// follow Python's types (the bfcl reward): every number is a
+	// json.Number whose text tells an int from a float the way Python's
+	// json and ast do ("10" is an int, "10.0" and "1e3" are floats; Python
+	// integer literals are written in decimal), objects are *Object with
+	// their keys in the order written, Python tuples are Tuple; lists are
+	// []any and strings, booleans and null are as in Arguments.
+	Exact *Object
 }
+
+// Object is a JSON object or Python dict with its keys in the order
+// written (a repeated key keeps its first place and its last value).
+type Object struct {
+	Keys   []string
+	Values map[string]any
+}
+
+// Tuple is a Python tuple (pythonic format).
+type Tuple []any
 
 // Parsed is the result of parsing one model response.
 type Parsed struct {
@@ -159,7 +177,8 @@ func callFromNode(n *jnode) (ParsedCall, error) {
 	if !ok || name == "" {
 		return ParsedCall{}, fmt.Errorf("\"name\" must be a non-empty string")
 	}
-	c := ParsedCall{Name: name, Arguments: map[string]any{}, ArgSpans: map[string]Span{}, Span: n.full}
+	c := ParsedCall{Name: name, Arguments: map[string]any{}, ArgSpans: map[string]Span{}, Span: n.full,
+		Exact: &Object{Values: map[string]any{}}}
 	args, ok := n.get("arguments")
 	if !ok {
 		args, ok = n.get("parameters")
@@ -174,6 +193,7 @@ func callFromNode(n *jnode) (ParsedCall, error) {
 		c.Arguments[k] = args.vals[i].v
 		c.ArgSpans[k] = args.vals[i].span
 	}
+	c.Exact = exactOf(args).(*Object)
 	return c, nil
 }
 

@@ -67,6 +67,9 @@ func fuzzFormat(f *testing.F, fm Format) {
 					t.Fatalf("argument %q: text[span] = %q but value %q", k, raw, s)
 				}
 			}
+			if c.Exact == nil || len(c.Exact.Keys) != len(c.Arguments) || !reflect.DeepEqual(plainExact(c.Exact), c.Arguments) {
+				t.Fatalf("Exact %#v does not hold the arguments %#v", c.Exact, c.Arguments)
+			}
 			calls = append(calls, data.Call{Name: c.Name, Arguments: c.Arguments})
 		}
 		if len(calls) == 0 {

@@ -1,6 +1,7 @@
 package format
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"unicode/utf16"
@@ -18,6 +19,28 @@ type jnode struct {
 	full Span // the whole literal, quotes included
 	keys []string
 	vals []*jnode // objects: child per key, in keys order
+	lit  string   // numbers: the literal text
+}
+
+// exactOf is n's value as written (see ParsedCall.Exact).
+func exactOf(n *jnode) any {
+	switch n.v.(type) {
+	case map[string]any:
+		o := &Object{Keys: append([]string(nil), n.keys...), Values: make(map[string]any, len(n.keys))}
+		for i, k := range n.keys {
+			o.Values[k] = exactOf(n.vals[i])
+		}
+		return o
+	case []any:
+		out := make([]any, len(n.vals))
+		for i, c := range n.vals {
+			out[i] = exactOf(c)
+		}
+		return out
+	case float64:
+		return json.Number(n.lit)
+	}
+	return n.v
 }
 
 func (n *jnode) get(key string) (*jnode, bool) {
@@ -81,7 +104,7 @@ func (p jparser) value() (*jnode, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &jnode{v: f, span: Span{start, p.Pos}, full: Span{start, p.Pos}}, nil
+		return &jnode{v: f, span: Span{start, p.Pos}, full: Span{start, p.Pos}, lit: p.Src[start:p.Pos]}, nil
 	}
 	for _, lit := range jsonLiterals {
 		if p.HasPrefix(lit.word) {

@@ -48,14 +48,42 @@ func (Pythonic) Parse(text string) Parsed {
 	out := Parsed{Valid: true, NoCall: len(calls) == 0}
 	for _, c := range calls {
 		pc := ParsedCall{Name: c.Name, Arguments: make(map[string]any, len(c.Args)),
-			ArgSpans: make(map[string]Span, len(c.Args)), Span: Span(c.Span)}
+			ArgSpans: make(map[string]Span, len(c.Args)), Span: Span(c.Span),
+			Exact: &Object{Values: make(map[string]any, len(c.Args))}}
 		for _, a := range c.Args {
 			pc.Arguments[a.Name] = a.Value
 			pc.ArgSpans[a.Name] = Span(a.ValueSpan)
+			pc.Exact.Keys = append(pc.Exact.Keys, a.Name)
+			pc.Exact.Values[a.Name] = exactPy(a.Exact)
 		}
 		out.Calls = append(out.Calls, pc)
 	}
 	return out
+}
+
+// exactPy turns pylit's exact values into Exact's types.
+func exactPy(v any) any {
+	switch x := v.(type) {
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = exactPy(e)
+		}
+		return out
+	case pylit.Tuple:
+		out := make(Tuple, len(x))
+		for i, e := range x {
+			out[i] = exactPy(e)
+		}
+		return out
+	case *pylit.Dict:
+		o := &Object{Keys: x.Keys, Values: make(map[string]any, len(x.Keys))}
+		for _, k := range x.Keys {
+			o.Values[k] = exactPy(x.Vals[k])
+		}
+		return o
+	}
+	return v
 }
 
 // unfence returns the byte range inside a surrounding Markdown code fence

@@ -119,7 +119,7 @@ type RolloutConfig struct {
 // the reward package's settings (reward.Config; format and judge are the
 // top-level keys). Zero values take the reward package's defaults.
 type RewardConfig struct {
-	Name            string                  `yaml:"name"`              // rm1 | rm2 | rm3 | decomposed | binary | r2if
+	Name            string                  `yaml:"name"`              // rm1 | rm2 | rm3 | decomposed | binary | r2if | bfcl
 	RejectString    string                  `yaml:"reject_string"`     // no-call answer ("" = format.DefaultRejectString)
 	ALCThreshold    float64                 `yaml:"alc_threshold"`     // ALC passes at ALC_cont ≥ this, RM-2 scale (0 = 1.8)
 	ALCRequiredOnly bool                    `yaml:"alc_required_only"` // judge only schema-required textual arguments
@@ -259,7 +259,7 @@ func (c *Config) Validate() error {
 	oneOf("format", c.Format, "tool_call", "pythonic", "reason_tool")
 	oneOf("judge", c.Judge, "builtin", "http")
 	oneOf("loss_agg", c.LossAgg, "token-mean", "seq-mean-token-mean", "seq-mean-token-sum-norm")
-	oneOf("reward.name", c.Reward.Name, "rm1", "rm2", "rm3", "decomposed", "binary", "r2if")
+	oneOf("reward.name", c.Reward.Name, "rm1", "rm2", "rm3", "decomposed", "binary", "r2if", "bfcl")
 	oneOf("kl.estimator", c.KL.Estimator, "k1", "k2", "k3")
 	oneOf("optim.schedule", c.Optim.Schedule, "cosine", "constant", "linear")
 	oneOf("model.init", c.Model.Init, "pretrained", "random")

@@ -82,7 +82,7 @@ func TestConfigsLoadAndValidate(t *testing.T) {
 // choices listed.
 func TestRLConfigErrors(t *testing.T) {
 	_, err := Load("../../configs/grpo-rm3.yaml", []string{"reward.name=rm4"})
-	if err == nil || !strings.Contains(err.Error(), `key "reward.name": "rm4" is not one of rm1, rm2, rm3, decomposed, binary, r2if`) {
+	if err == nil || !strings.Contains(err.Error(), `key "reward.name": "rm4" is not one of rm1, rm2, rm3, decomposed, binary, r2if, bfcl`) {
 		t.Errorf("reward.name=rm4: %v", err)
 	}
 	for _, b := range []string{"0", "-1"} {

@@ -7,8 +7,10 @@ import (
 	"github.com/argrl/argrl/data/internal/scan"
 )
 
-// number parses an optionally signed Python int or float literal.
-func (p parser) number() (any, error) {
+// number parses an optionally signed Python int or float literal and also
+// returns it as a decimal literal: an int without a point or exponent, a
+// float with its point or exponent (underscores removed).
+func (p parser) number() (float64, string, error) {
 	start := p.Pos
 	neg := false
 	for p.Peek() == '-' || p.Peek() == '+' {
@@ -29,13 +31,13 @@ func (p parser) number() (any, error) {
 		u, err := strconv.ParseUint(strings.ReplaceAll(p.Src[ds:p.Pos], "_", ""), base, 64)
 		if err != nil {
 			p.Pos = start
-			return nil, p.Errorf("bad integer literal %q", p.Src[lit:min(len(p.Src), lit+32)])
+			return 0, "", p.Errorf("bad integer literal %q", p.Src[lit:min(len(p.Src), lit+32)])
 		}
-		f := float64(u)
+		f, text := float64(u), strconv.FormatUint(u, 10)
 		if neg {
-			f = -f
+			f, text = -f, "-"+text
 		}
-		return f, nil
+		return f, text, nil
 	}
 	n := p.Digits(true)
 	if p.Eat('.') {
@@ -43,7 +45,7 @@ func (p parser) number() (any, error) {
 	}
 	if n == 0 {
 		p.Pos = start
-		return nil, p.Errorf("expected a number")
+		return 0, "", p.Errorf("expected a number")
 	}
 	if p.Peek() == 'e' || p.Peek() == 'E' {
 		save := p.Pos
@@ -57,18 +59,18 @@ func (p parser) number() (any, error) {
 	}
 	if isIdentByte(p.Peek()) {
 		p.Pos = start
-		return nil, p.Errorf("bad number literal")
+		return 0, "", p.Errorf("bad number literal")
 	}
 	text := strings.ReplaceAll(p.Src[lit:p.Pos], "_", "")
 	f, ok := scan.Float(text)
 	if !ok {
 		p.Pos = start
-		return nil, p.Errorf("number %q out of range or malformed", text)
+		return 0, "", p.Errorf("number %q out of range or malformed", text)
 	}
 	if neg {
-		f = -f
+		f, text = -f, "-"+text
 	}
-	return f, nil
+	return f, text, nil
 }
 
 func isHex(b byte) bool {

@@ -12,6 +12,7 @@
 package pylit
 
 import (
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -31,6 +32,27 @@ type Arg struct {
 	Name      string
 	Value     any
 	ValueSpan Span // for strings: the content between the quotes
+	// Exact is Value with Python's types kept: numbers are json.Number
+	// holding a decimal literal ("10" for an int, a text with "." or an
+	// exponent for a float), tuples are Tuple, dicts are *Dict.
+	Exact any
+}
+
+// Tuple is a Python tuple in Arg.Exact.
+type Tuple []any
+
+// Dict is a Python dict in Arg.Exact, with its keys in the order written
+// (a repeated key keeps its first place and its last value).
+type Dict struct {
+	Keys []string
+	Vals map[string]any
+}
+
+func (d *Dict) set(k string, v any) {
+	if _, ok := d.Vals[k]; !ok {
+		d.Keys = append(d.Keys, k)
+	}
+	d.Vals[k] = v
 }
 
 // Call is one parsed call: name(arg=value, ...).
@@ -133,60 +155,65 @@ func (p parser) kwarg() (Arg, error) {
 		return Arg{}, p.ErrorAt(start, "argument name is not valid UTF-8")
 	}
 	p.SkipSpace()
-	v, sp, err := p.value()
+	v, x, sp, err := p.value()
 	if err != nil {
 		return Arg{}, err
 	}
-	return Arg{Name: name, Value: v, ValueSpan: sp}, nil
+	return Arg{Name: name, Value: v, ValueSpan: sp, Exact: x}, nil
 }
 
-// value parses one literal and returns it with its span (string contents
-// exclude the quotes and prefix).
-func (p parser) value() (any, Span, error) {
+// value parses one literal and returns it (as Arg.Value and as Arg.Exact)
+// with its span (string contents exclude the quotes and prefix).
+func (p parser) value() (any, any, Span, error) {
 	err := p.Enter()
 	defer p.Leave()
 	if err != nil {
-		return nil, Span{}, err
+		return nil, nil, Span{}, err
 	}
 	start := p.Pos
 	b := p.Peek()
 	switch {
 	case b == '"' || b == '\'':
-		return p.str(false)
+		v, sp, err := p.str(false)
+		return v, v, sp, err
 	case b == '[' || b == '(':
-		v, err := p.seq()
-		return v, Span{start, p.Pos}, err
+		v, x, err := p.seq()
+		return v, x, Span{start, p.Pos}, err
 	case b == '{':
-		v, err := p.dict()
-		return v, Span{start, p.Pos}, err
+		v, x, err := p.dict()
+		return v, x, Span{start, p.Pos}, err
 	case b == '-' || b == '+' || b == '.' || (b >= '0' && b <= '9'):
-		v, err := p.number()
-		return v, Span{start, p.Pos}, err
+		v, lit, err := p.number()
+		if err != nil {
+			return nil, nil, Span{}, err
+		}
+		return v, json.Number(lit), Span{start, p.Pos}, nil
 	case isIdentByte(b):
 		word := p.ident()
 		switch word {
 		case "True", "true":
-			return true, Span{start, p.Pos}, nil
+			return true, true, Span{start, p.Pos}, nil
 		case "False", "false":
-			return false, Span{start, p.Pos}, nil
+			return false, false, Span{start, p.Pos}, nil
 		case "None", "null":
-			return nil, Span{start, p.Pos}, nil
+			return nil, nil, Span{start, p.Pos}, nil
 		}
 		if len(word) <= 2 && (p.Peek() == '"' || p.Peek() == '\'') {
 			lw := strings.ToLower(word)
 			switch lw {
 			case "r", "u":
-				return p.str(lw == "r")
+				v, sp, err := p.str(lw == "r")
+				return v, v, sp, err
 			}
 			p.Pos = start
-			return nil, Span{}, p.Errorf("unsupported string prefix %q", word)
+			return nil, nil, Span{}, p.Errorf("unsupported string prefix %q", word)
 		}
 		p.Pos = start
-		return nil, Span{}, p.Errorf("unquoted name %q is not a literal", word)
+		return nil, nil, Span{}, p.Errorf("unquoted name %q is not a literal", word)
 	case b == 0:
-		return nil, Span{}, p.Errorf("expected a value, found end of text")
+		return nil, nil, Span{}, p.Errorf("expected a value, found end of text")
 	}
-	return nil, Span{}, p.Errorf("unexpected %q where a value belongs", b)
+	return nil, nil, Span{}, p.Errorf("unexpected %q where a value belongs", b)
 }
 
 func isIdentByte(b byte) bool {
@@ -202,30 +229,34 @@ func (p parser) ident() string {
 }
 
 // seq parses a list [...] or a tuple (...).
-func (p parser) seq() (any, error) {
+func (p parser) seq() (any, any, error) {
 	closer := byte(']')
 	if p.Peek() == '(' {
 		closer = ')'
 	}
 	p.Pos++
-	out := []any{}
+	out, exact := []any{}, []any{}
 	err := p.Seq(closer, true, fmt.Sprintf("expected ',' or %q in a list", closer), func() error {
-		v, _, err := p.value()
-		out = append(out, v)
+		v, x, _, err := p.value()
+		out, exact = append(out, v), append(exact, x)
 		return err
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return out, nil
+	if closer == ')' {
+		return out, Tuple(exact), nil
+	}
+	return out, exact, nil
 }
 
-func (p parser) dict() (any, error) {
+func (p parser) dict() (any, any, error) {
 	p.Pos++
 	out := map[string]any{}
+	exact := &Dict{Vals: map[string]any{}}
 	err := p.Seq('}', true, "expected ',' or '}' in a dict", func() error {
 		kpos := p.Pos
-		k, _, err := p.value()
+		k, _, _, err := p.value()
 		if err != nil {
 			return err
 		}
@@ -244,15 +275,16 @@ func (p parser) dict() (any, error) {
 			return p.Errorf("expected ':' after a dict key")
 		}
 		p.SkipSpace()
-		v, _, err := p.value()
+		v, x, _, err := p.value()
 		if err != nil {
 			return err
 		}
 		out[key] = v
+		exact.set(key, x)
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return out, nil
+	return out, exact, nil
 }
