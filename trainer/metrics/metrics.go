@@ -54,7 +54,7 @@ type Writer struct {
 // resumeStep are cut off, as described in the file header.
 func Open(path string, resumeStep int) (*Writer, error) {
 	if resumeStep < 0 {
-		f, err := os.OpenFile(path, os.O_CREATE|os.O_TRUNC|os.O_WRONLY|os.O_APPEND, 0o644)
+		f, err := os.OpenFile(path, os.O_CREATE|os.O_TRUNC|os.O_WRONLY|os.O_APPEND, 0o666)
 		if err != nil {
 			return nil, fmt.Errorf("metrics: %w", err)
 		}
@@ -68,7 +68,7 @@ func Open(path string, resumeStep int) (*Writer, error) {
 	if err != nil {
 		return nil, err
 	}
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o666)
 	if err != nil {
 		return nil, fmt.Errorf("metrics: %w", err)
 	}

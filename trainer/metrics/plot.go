@@ -64,7 +64,7 @@ func Plot(metricsPath, outDir string) ([]string, error) {
 			data[s] = append(data[s], plotter.XY{X: float64(r.Step), Y: v})
 		}
 	}
-	if err := os.MkdirAll(outDir, 0o755); err != nil {
+	if err := os.MkdirAll(outDir, 0o777); err != nil {
 		return nil, fmt.Errorf("plot: %w", err)
 	}
 	var written []string
