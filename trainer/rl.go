@@ -472,7 +472,8 @@ func (r *rlRun) loop(ctx context.Context, stopAfter int, obj rl.Objective, adv a
 }
 
 // endStep ends an RL step: the step's time and new tokens, the result, a
-// lagged reference's refresh (ref.update_every), then the scaffold's log,
+// lagged reference's refresh (ref.update_every), a sample of the rollouts
+// at the steps that evaluate (rollouts.go), then the scaffold's log,
 // evaluation and checkpoint.
 func (r *rlRun) endStep(ctx context.Context, step int, sb batch.StepBatch, m metrics.Metrics, items []*item, t0 time.Time) error {
 	m["time_step_s"] = time.Since(t0).Seconds()
@@ -483,6 +484,9 @@ func (r *rlRun) endStep(ctx context.Context, step int, sb batch.StepBatch, m met
 	r.res.Steps = step
 	r.res.Rewards = append(r.res.Rewards, m["reward_mean"])
 	if err := r.ref.AfterStep(step); err != nil {
+		return err
+	}
+	if err := r.recordRollouts(step, items); err != nil {
 		return err
 	}
 	err := r.EndStep(ctx, step, sb, m, newTok, r.evaluate)
