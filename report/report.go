@@ -185,7 +185,8 @@ func Pool(reps []reward.Report) reward.Report {
 		out.Invalid += r.Invalid
 		out.Judged += r.Judged
 		out.ValuesExact += r.ValuesExact
-		out.ValuesMinor += r.ValuesMinor
+		out.ValuesRight += r.ValuesRight
+		out.ValuesMixed += r.ValuesMixed
 		out.ValuesMismatch += r.ValuesMismatch
 		judgedSum += r.ALCCont * float64(r.Judged)
 	}

@@ -239,7 +239,7 @@ func TestTableALM(t *testing.T) {
 	for k, v := range verdicts {
 		st, name, _ := strings.Cut(k, "/")
 		r := rep(fixture[st][name])
-		r.ValuesExact, r.ValuesMinor, r.ValuesMismatch = v[0], v[1], v[2]
+		r.ValuesExact, r.ValuesRight, r.ValuesMismatch = v[0], v[1], v[2]
 		writeRep(t, dir, st, name, r)
 	}
 	r, err := Load(dir, []string{"base", "sft", "grpo"})
@@ -266,7 +266,7 @@ func TestTableALM(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if all.ValuesExact != 6 || all.ValuesMinor != 4 || all.ValuesMismatch != 14 || !near(all.MismatchRate(), 14.0/24) {
-		t.Errorf("pooled verdicts %d/%d/%d rate %v, want 6/4/14 and 14/24", all.ValuesExact, all.ValuesMinor, all.ValuesMismatch, all.MismatchRate())
+	if all.ValuesExact != 6 || all.ValuesRight != 4 || all.ValuesMismatch != 14 || !near(all.MismatchRate(), 14.0/24) {
+		t.Errorf("pooled verdicts %d/%d/%d rate %v, want 6/4/14 and 14/24", all.ValuesExact, all.ValuesRight, all.ValuesMismatch, all.MismatchRate())
 	}
 }

@@ -241,10 +241,52 @@ func TestReportCountsVerdicts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep.ValuesExact != 4 || rep.ValuesMinor != 4 || rep.ValuesMismatch != 4 || rep.Values() != 12 || !near(rep.MismatchRate(), 4.0/12) {
-		t.Errorf("verdicts exact %d minor %d mismatch %d (rate %v), want 4/4/4 (1/3)", rep.ValuesExact, rep.ValuesMinor, rep.ValuesMismatch, rep.MismatchRate())
+	if rep.ValuesExact != 4 || rep.ValuesRight != 4 || rep.ValuesMismatch != 4 || rep.Values() != 12 || !near(rep.MismatchRate(), 4.0/12) {
+		t.Errorf("verdicts exact %d right %d mismatch %d (rate %v), want 4/4/4 (1/3)", rep.ValuesExact, rep.ValuesRight, rep.ValuesMismatch, rep.MismatchRate())
 	}
 	if rep.Judged != 3 {
 		t.Errorf("judged turns %d, want 3", rep.Judged)
+	}
+}
+
+// TestALCJudgesLanguageOnly: ALC uses the RM-2 language scale of
+// docs/contracts.md §3, which judges language, not exactness: a value in
+// the user's language that is not the gold value scores 2.0 and passes ALC
+// (then fails FCM); a value mixing in English words scores 1.5 (below the
+// 1.8 threshold); an English value 1.0. RM-3 pays 2.0, 1.5 and 1.0.
+func TestALCJudgesLanguageOnly(t *testing.T) {
+	const line = `{"id": "alc", "lang": "es",
+	 "tools": [{"name": "reservar_mesa", "description": "Reserva una mesa.",
+	   "parameters": {"type": "object", "properties": {"nota": {"type": "string"}}, "required": ["nota"]}}],
+	 "messages": [{"role": "user", "content": "Reserva una mesa junto a la ventana, por favor."}],
+	 "calls": [{"name": "reservar_mesa", "arguments": {"nota": "mesa junto a la ventana"}}]}`
+	var rec data.Record
+	if err := json.Unmarshal([]byte(line), &rec); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		value         string
+		verdict       judge.Verdict
+		alc           bool
+		rm1, rm2, rm3 float64
+	}{
+		{"mesa junto a la ventana", judge.Exact, true, 2, 2, 2.5},
+		{"mesa cerca de la ventana", judge.Right, true, -1, 1.5, 2.0},
+		{"mesa junto a la window", judge.Mixed, false, 0, 1.5, 1.5},
+		{"table by the window", judge.Mismatch, false, 0, 1.0, 1.0},
+	} {
+		text := `[reservar_mesa(nota="` + c.value + `")]`
+		for name, want := range map[string]float64{"rm1": c.rm1, "rm2": c.rm2, "rm3": c.rm3} {
+			res, err := getReward(t, name, func(cf *Config) { cf.Format = "pythonic" }).Score(context.Background(), &rec, text)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res.Args) != 1 || res.Args[0].Verdict != c.verdict {
+				t.Fatalf("%q: verdicts %+v, want %v", c.value, res.Args, c.verdict)
+			}
+			if res.Metrics.ALC != c.alc || !near(res.Reward, want) {
+				t.Errorf("%q: %s = %v with ALC %v, want %v with ALC %v", c.value, name, res.Reward, res.Metrics.ALC, want, c.alc)
+			}
+		}
 	}
 }

@@ -29,15 +29,17 @@ type Report struct {
 	// Invalid counts responses that did not parse in the format.
 	Invalid int `json:"invalid"`
 	// The judge's verdicts on the textual argument values of the judged
-	// turns (those that passed ACA): exact, right language with a minor
-	// variation, wrong language (paper 000's Argument Language Mismatch).
+	// turns (those that passed ACA): exact, right language but not the
+	// gold value, mixed languages, wrong language (paper 000's Argument
+	// Language Mismatch).
 	ValuesExact    int `json:"values_exact"`
-	ValuesMinor    int `json:"values_minor"`
+	ValuesRight    int `json:"values_right"`
+	ValuesMixed    int `json:"values_mixed"`
 	ValuesMismatch int `json:"values_mismatch"`
 }
 
 // Values is the number of judged textual argument values.
-func (r Report) Values() int { return r.ValuesExact + r.ValuesMinor + r.ValuesMismatch }
+func (r Report) Values() int { return r.ValuesExact + r.ValuesRight + r.ValuesMixed + r.ValuesMismatch }
 
 // MismatchRate is the share of judged textual values in the wrong language
 // (0 when none was judged).
@@ -87,7 +89,8 @@ func (a *Aggregate) Add(o *Outcome) {
 // Report returns the rates (all 0 when nothing was added).
 func (a *Aggregate) Report() Report {
 	r := Report{N: a.n, Judged: a.judged, Invalid: a.invalid,
-		ValuesExact: a.verdicts[judge.Exact], ValuesMinor: a.verdicts[judge.Minor], ValuesMismatch: a.verdicts[judge.Mismatch]}
+		ValuesExact: a.verdicts[judge.Exact], ValuesRight: a.verdicts[judge.Right],
+		ValuesMixed: a.verdicts[judge.Mixed], ValuesMismatch: a.verdicts[judge.Mismatch]}
 	if a.n == 0 {
 		return r
 	}
@@ -114,8 +117,8 @@ func (r Report) Table() string {
 	}
 	if n := r.Values(); n > 0 {
 		f := func(k int) float64 { return 100 * float64(k) / float64(n) }
-		fmt.Fprintf(&b, "textual values %d: exact %.1f%%, right language with a minor variation %.1f%%, wrong language %.1f%%\n",
-			n, f(r.ValuesExact), f(r.ValuesMinor), f(r.ValuesMismatch))
+		fmt.Fprintf(&b, "textual values %d: exact %.1f%%, right language but not the gold %.1f%%, mixed %.1f%%, wrong language %.1f%%\n",
+			n, f(r.ValuesExact), f(r.ValuesRight), f(r.ValuesMixed), f(r.ValuesMismatch))
 	}
 	return b.String()
 }

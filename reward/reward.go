@@ -37,7 +37,8 @@ type Result struct {
 }
 
 // ArgScore is one argument's comparison plus its score under the reward
-// (RM-3: 2.5/2.0/1.0; RM-2: 2.0/1.5/1.0; decomposed/binary: 1 for a match).
+// (RM-3: 2.5/2.0/1.5/1.0; RM-2: 2.0/2.0/1.5/1.0 for exact/right
+// language/mixed/mismatch; decomposed/binary: 1 for a match).
 type ArgScore struct {
 	ArgResult
 	Score float64 `json:"score"`

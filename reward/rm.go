@@ -12,7 +12,7 @@ import (
 //	rm2: −1.0 if TID=0; −0.5 if TSA=0; +0.5 if ACA=0; +1.0 if ALC_cont ≤ 1.0;
 //	     +1.5 if ALC_cont > 1.0 (and not FCM); +2.0 if FCM.
 //	rm3: the same gates (−1.0 / −0.5 / +0.5), otherwise ALC_cont on the
-//	     RM-3 scale (1/K) Σ S(v), S ∈ {2.5 exact, 2.0 minor, 1.0 mismatch}.
+//	     RM-3 scale (1/K) Σ S(v), S ∈ {2.5 exact, 2.0 right language, 1.5 mixed, 1.0 mismatch}.
 //
 // As written, rm1 gives −1.0 to a turn that passes ALC but fails FCM.
 // A turn without textual arguments has ALC_cont = Config.NoTextScore

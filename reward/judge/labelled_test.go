@@ -43,11 +43,13 @@ func readLabels(t *testing.T) []labelled {
 		case "2.5":
 			want = Exact
 		case "2.0":
-			want = Minor
+			want = Right
+		case "1.5":
+			want = Mixed
 		case "1.0":
 			want = Mismatch
 		default:
-			t.Fatalf("%s:%d: score %q is not 2.5, 2.0 or 1.0", path, n, fs[3])
+			t.Fatalf("%s:%d: score %q is not 2.5, 2.0, 1.5 or 1.0", path, n, fs[3])
 		}
 		out = append(out, labelled{line: n, lang: fs[0], gold: fs[1], value: fs[2], want: want, cat: fs[4]})
 	}
@@ -80,7 +82,7 @@ func TestBuiltinLabelledSet(t *testing.T) {
 			m[k].ok++
 		}
 	}
-	var conf [4][4]int
+	var conf [Exact + 1][Exact + 1]int
 	correct := 0
 	var misses []string
 	// Items none of whose words occur in the closed-class lexicon or the
@@ -134,8 +136,8 @@ func TestBuiltinLabelledSet(t *testing.T) {
 		}
 		t.Logf("  by %s: %s", m.name, strings.Join(parts, ", "))
 	}
-	t.Logf("  confusion (rows want, cols got: mismatch minor exact): mismatch %v, minor %v, exact %v",
-		conf[Mismatch][1:], conf[Minor][1:], conf[Exact][1:])
+	t.Logf("  confusion (rows want, cols got: mismatch mixed right exact): mismatch %v, mixed %v, right %v, exact %v",
+		conf[Mismatch][1:], conf[Mixed][1:], conf[Right][1:], conf[Exact][1:])
 	if len(misses) > 0 {
 		t.Logf("misses:\n%s", strings.Join(misses, "\n"))
 	}
