@@ -4,6 +4,7 @@ BIN     ?= bin
 export CGO_ENABLED ?= 1
 
 .PHONY: build test test-long bench deps-bench demo demo-base cuda cuda-check train-cuda gpu-check fixtures fuzz vet clean
+.PHONY: build-mpi test-mpi nccl-vet nccl-check
 
 build:
 	CGO_ENABLED=0 $(GO) build -o $(BIN)/train ./cmd/train
@@ -72,6 +73,30 @@ train-cuda:
 # One prepared script for a machine with a GPU (fits in 10 minutes).
 gpu-check:
 	kernels/cuda/gpu-check.sh
+	dist/nccl-check.sh
+
+# Data parallelism (package dist): the MPI build links OpenMPI through cgo
+# (apt-get install openmpi-bin libopenmpi-dev); the default build stays
+# cgo-free without it. The MPI tests start their own ranks with mpirun
+# (skipped without it, failing under CI=1).
+MPI_TAGS ?= argrl_mpi
+
+build-mpi:
+	CGO_ENABLED=1 $(GO) build -tags $(MPI_TAGS) -o $(BIN)/train-mpi ./cmd/train
+
+test-mpi:
+	CGO_ENABLED=1 $(GO) vet -tags $(MPI_TAGS) ./dist/
+	CGO_ENABLED=1 $(GO) test -tags $(MPI_TAGS) -count=1 ./dist/
+
+# NCCL in the CUDA build: vets and builds without a GPU or NCCL
+# (libnccl.so.2 is opened at run time).
+nccl-vet:
+	$(GO) vet -tags $(CUDA_TAGS),$(MPI_TAGS) ./...
+	$(GO) build -tags $(CUDA_TAGS),$(MPI_TAGS) ./cmd/train ./cmd/ncclcheck
+
+# The NCCL check alone (also the last step of gpu-check): 2 ranks on 2 GPUs.
+nccl-check:
+	dist/nccl-check.sh
 
 # PyTorch oracles (Debian python3-torch under /usr/bin/python3); the outputs
 # are committed so that make test never needs Python.

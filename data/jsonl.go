@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/argrl/argrl/internal/atomicfile"
 )
 
 // Error is a bad-data error: it names the file, the 1-based line and the
@@ -109,16 +111,12 @@ func Read(r io.Reader, name string) ([]Record, error) {
 // temporary file in the same directory, fsynced, then renamed over path.
 func WriteFile(path string, recs []Record) error {
 	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	tmp, err := atomicfile.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*") // mode 0666 less the umask
 	if err != nil {
 		return fmt.Errorf("data: write %s: %w", path, err)
 	}
 	defer os.Remove(tmp.Name()) // no-op after a successful rename
 	if err := Write(tmp, recs); err != nil {
-		tmp.Close()
-		return fmt.Errorf("data: write %s: %w", path, err)
-	}
-	if err := tmp.Chmod(0o644); err != nil { // CreateTemp makes 0600
 		tmp.Close()
 		return fmt.Errorf("data: write %s: %w", path, err)
 	}

@@ -13,15 +13,62 @@ type Factory func() (Backend, error)
 var factories = registry.New[Factory]()
 
 // Register makes a backend available to Open under name. Backends call it
-// from init: "cpu" in this package, "cuda" from kernels/cuda (//go:build argrl_cuda).
+// from init: "cpu" in this package, "cuda" from kernels/cuda (//go:build
+// argrl_cuda). "auto" is not a registrable name (see Auto).
 // Registering a name twice keeps the later factory.
 func Register(name string, f Factory) { factories.Register(name, f) }
 
-// Open returns a new backend of the named kind.
+// Auto is the backend name that picks the best one this binary and
+// machine have: "cuda" when it is registered (the binary was built with
+// the CUDA backend) and opens (a GPU answers), else "cpu". It never picks
+// any other backend (an emulator, bf16 tensor cores).
+const Auto = "auto"
+
+// Open returns a new backend of the named kind, or for Auto the one it
+// picks (see Choose, which also says which).
 func Open(name string) (Backend, error) {
+	b, _, err := Choose(name)
+	return b, err
+}
+
+// Choose is Open that also returns a line for the user saying which
+// backend Auto picked and why ("cpu (this binary has no CUDA backend)");
+// for a named backend the line is its name.
+func Choose(name string) (Backend, string, error) {
+	if name == Auto {
+		if _, ok := factories.Lookup("cuda"); !ok {
+			b, err := open("cpu")
+			return b, "cpu (auto: this binary has no CUDA backend; make train-cuda builds one)", err
+		}
+		b, err := open("cuda")
+		if err == nil {
+			return b, "cuda (auto" + device(b) + ")", nil
+		}
+		c, cerr := open("cpu")
+		return c, fmt.Sprintf("cpu (auto: no usable GPU: %v)", err), cerr
+	}
+	b, err := open(name)
+	if err != nil {
+		return nil, "", err
+	}
+	return b, name + device(b), nil
+}
+
+// device is ": <device>" for a backend that describes its device.
+func device(b Backend) string {
+	if d, ok := b.(interface{ Device() string }); ok && d.Device() != "" {
+		return ": " + d.Device()
+	}
+	return ""
+}
+
+func open(name string) (Backend, error) {
 	f, ok := factories.Lookup(name)
 	if !ok {
-		return nil, fmt.Errorf("kernels: unknown backend %q (have %s)", name, strings.Join(Names(), ", "))
+		if strings.HasPrefix(name, "cuda") {
+			return nil, fmt.Errorf("kernels: backend %q is not in this binary, which was built without the CUDA backend (make train-cuda builds it); %q picks cuda when it is there and cpu otherwise (have %s)", name, Auto, strings.Join(Names(), ", "))
+		}
+		return nil, fmt.Errorf("kernels: unknown backend %q (have %s, or %s)", name, strings.Join(Names(), ", "), Auto)
 	}
 	b, err := f()
 	if err != nil {

@@ -56,6 +56,9 @@ func Export(in, out string, o ExportOptions) (int, error) {
 	if o.ShardBytes <= 0 {
 		o.ShardBytes = 5_000_000_000
 	}
+	if err := verifyDir(in); err != nil {
+		return 0, err
+	}
 	c, err := LoadConfig(filepath.Join(in, "config.json"))
 	if err != nil {
 		return 0, err
@@ -94,7 +97,7 @@ func Export(in, out string, o ExportOptions) (int, error) {
 		entries = append(entries, safetensors.Entry{Name: f.name, DType: dt, Shape: shapes[i],
 			Fill: exportRows(set, info, dt, l, a)})
 	}
-	if err := os.MkdirAll(out, 0o755); err != nil {
+	if err := os.MkdirAll(out, 0o777); err != nil {
 		return 0, fmt.Errorf("model: export: %w", err)
 	}
 	if err := writeShards(out, entries, o.ShardBytes); err != nil {

@@ -16,6 +16,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 
 	"github.com/argrl/argrl/kernels"
 )
@@ -45,20 +46,35 @@ func (s *loraState) scaleValue() float32 {
 	return float32(s.alpha / float64(s.r))
 }
 
-// setupLoRA creates (LoRA) or loads (Adapter) the adapters.
-func (m *Model) setupLoRA() error {
+// checkAdapterOptions refuses an adapter file (Options.Adapter) whose
+// rank or targets disagree with Options.LoRA.
+func checkAdapterOptions(dir string, file *Adapter, l *LoRAOptions) error {
+	if l == nil {
+		return nil
+	}
+	ts := l.Targets
+	if len(ts) == 0 {
+		ts = AllTargets
+	}
+	ts, err := orderTargets(ts)
+	if err != nil {
+		return fmt.Errorf("lora: %w", err)
+	}
+	if (l.R != 0 && l.R != file.R) || (len(l.Targets) > 0 && !slices.Equal(ts, file.Targets)) {
+		return &AdapterError{Dir: dir, Err: fmt.Errorf("model: adapter %s has r=%d, targets %v; the LoRA options say r=%d, targets %v", dir, file.R, file.Targets, l.R, ts)}
+	}
+	return nil
+}
+
+// setupLoRA creates (LoRA) or loads (file: Options.Adapter, read and
+// checked by Open) the adapters.
+func (m *Model) setupLoRA(file *Adapter) error {
 	o, c := m.opt, m.Config
-	if o.LoRA == nil && o.Adapter == "" {
+	if o.LoRA == nil && file == nil {
 		return nil
 	}
 	s := &loraState{}
-	var file *Adapter
-	if o.Adapter != "" {
-		a, err := ImportPEFT(o.Adapter, c)
-		if err != nil {
-			return err
-		}
-		file = a
+	if a := file; a != nil {
 		s.r, s.alpha, s.rslora, s.dropout, s.targets = a.R, a.Alpha, a.RSLoRA, float32(a.Dropout), a.Targets
 	}
 	if l := o.LoRA; l != nil {
@@ -73,11 +89,7 @@ func (m *Model) setupLoRA() error {
 		if !(l.Dropout >= 0 && l.Dropout < 1) {
 			return fmt.Errorf("lora: dropout %v outside [0, 1)", l.Dropout)
 		}
-		if file != nil {
-			if (l.R != 0 && l.R != file.R) || (len(l.Targets) > 0 && !slices.Equal(ts, file.Targets)) {
-				return fmt.Errorf("lora: options r=%d targets %v disagree with adapter %s (r=%d, targets %v)", l.R, ts, o.Adapter, file.R, file.Targets)
-			}
-		} else {
+		if file == nil {
 			if l.R <= 0 {
 				return fmt.Errorf("lora: rank r must be positive, got %d", l.R)
 			}
@@ -237,13 +249,23 @@ func (m *Model) freeMerged() {
 // Merged reports whether the adapters are merged into the weights.
 func (m *Model) Merged() bool { return m.merged != nil }
 
+// decimal32 widens f to the float64 of its shortest decimal form, so that a
+// dropout of 0.05 is written 0.05, not 0.05000000074505806.
+func decimal32(f float32) float64 {
+	v, err := strconv.ParseFloat(strconv.FormatFloat(float64(f), 'g', -1, 32), 64)
+	if err != nil { // a float32's own formatting always parses
+		return float64(f)
+	}
+	return v
+}
+
 // Adapter copies the adapters to the host in PEFT form.
 func (m *Model) Adapter() (*Adapter, error) {
 	s := m.lora
 	if s == nil {
 		return nil, fmt.Errorf("model: the model has no LoRA adapters")
 	}
-	a := &Adapter{R: s.r, Alpha: s.alpha, Dropout: float64(s.dropout), RSLoRA: s.rslora,
+	a := &Adapter{R: s.r, Alpha: s.alpha, Dropout: decimal32(s.dropout), RSLoRA: s.rslora,
 		Targets: append([]string(nil), s.targets...), BaseModel: m.Dir, Modules: map[string]*LoRA{}}
 	for _, p := range s.pairs {
 		l := &LoRA{A: NewTensor(p.A.Name, p.A.Shape...), B: NewTensor(p.B.Name, p.B.Shape...)}

@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/argrl/argrl/internal/sha256sums"
 	"github.com/argrl/argrl/model/safetensors"
 )
 
@@ -195,7 +196,7 @@ func ExportPEFT(dir string, a *Adapter, c *Config) error {
 	if err := a.Validate(c); err != nil {
 		return fmt.Errorf("model: export adapter to %s: %w", dir, err)
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, 0o777); err != nil {
 		return fmt.Errorf("model: export adapter: %w", err)
 	}
 	var ts []safetensors.Tensor
@@ -235,9 +236,52 @@ func ExportPEFT(dir string, a *Adapter, c *Config) error {
 	return nil
 }
 
+// AdapterError is the error of an adapter directory that cannot be used
+// (unreadable, failing its SHA256SUMS, or not fitting the base model), so
+// that a caller can blame the setting that named the adapter rather than
+// the base model's. The message names the adapter's directory.
+type AdapterError struct {
+	Dir string
+	Err error
+}
+
+func (e *AdapterError) Error() string { return e.Err.Error() }
+func (e *AdapterError) Unwrap() error { return e.Err }
+
+// verifyDir checks dir against its SHA256SUMS when it has one (an argrl
+// checkpoint, RUN/best, or a copy of one): a corrupt file is refused by
+// every loader alike.
+func verifyDir(dir string) error {
+	if err := sha256sums.VerifyIfPresent(dir); err != nil {
+		return fmt.Errorf("model: %w; refusing to load it", err)
+	}
+	return nil
+}
+
+// baseName names the base model of c in messages: its directory.
+func baseName(c *Config) string {
+	if c.Path == "" {
+		return "(in memory)"
+	}
+	return filepath.Dir(c.Path)
+}
+
 // ImportPEFT reads a PEFT LoRA adapter directory and checks it against the
-// base config c. Errors name the file and the key or tensor.
+// base config c, after checking the directory against its SHA256SUMS when
+// it has one. Errors (*AdapterError) name the adapter's directory, the
+// file and the key or tensor, and the base model when it does not fit.
 func ImportPEFT(dir string, c *Config) (*Adapter, error) {
+	a, err := importPEFT(dir, c)
+	if err != nil {
+		return nil, &AdapterError{Dir: dir, Err: err}
+	}
+	return a, nil
+}
+
+func importPEFT(dir string, c *Config) (*Adapter, error) {
+	if err := verifyDir(dir); err != nil {
+		return nil, err
+	}
 	cfgPath := filepath.Join(dir, AdapterConfigName)
 	raw, err := os.ReadFile(cfgPath)
 	if err != nil {
@@ -271,7 +315,7 @@ func ImportPEFT(dir string, c *Config) (*Adapter, error) {
 		}
 		m, ok := mods[path]
 		if !ok {
-			return nil, fmt.Errorf("model: %s: tensor %q: module %q is not a linear layer of the %d-layer %s base model", wPath, name, path, c.NumLayers, c.ModelType)
+			return nil, fmt.Errorf("model: %s: tensor %q: module %q is not a linear layer of the %d-layer %s base model %s", wPath, name, path, c.NumLayers, c.ModelType, baseName(c))
 		}
 		if !contains(a.Targets, m.Short) {
 			return nil, fmt.Errorf("model: %s: tensor %q: %s is not in target_modules %v of %s", wPath, name, m.Short, a.Targets, cfgPath)
@@ -281,7 +325,8 @@ func ImportPEFT(dir string, c *Config) (*Adapter, error) {
 			want = []int{m.Out, a.R}
 		}
 		if !sameShape(info.Shape, want) {
-			return nil, fmt.Errorf("model: %s: tensor %q has shape %v, want %v (r=%d from %s, dims from the base config)", wPath, name, info.Shape, want, a.R, cfgPath)
+			return nil, fmt.Errorf("model: adapter %s does not fit the base model %s: %s: tensor %q has shape %v, want %v (r=%d from %s, dims from %s)",
+				dir, baseName(c), wPath, name, info.Shape, want, a.R, cfgPath, c.Path)
 		}
 		data, _, err := f.Float32(name)
 		if err != nil {
@@ -300,14 +345,18 @@ func ImportPEFT(dir string, c *Config) (*Adapter, error) {
 		}
 	}
 	if err := a.Validate(c); err != nil {
-		return nil, fmt.Errorf("model: %s: %w", wPath, err)
+		return nil, fmt.Errorf("model: adapter %s does not fit the base model %s: %s: %w", dir, baseName(c), wPath, err)
 	}
 	return a, nil
 }
 
 // ReadAdapterConfig reads dir/adapter_config.json alone (r, α, targets,
-// dropout, base model; no weights, no base config needed).
+// dropout, base model; no weights, no base config needed), after checking
+// the directory against its SHA256SUMS when it has one.
 func ReadAdapterConfig(dir string) (*Adapter, error) {
+	if err := verifyDir(dir); err != nil {
+		return nil, &AdapterError{Dir: dir, Err: err}
+	}
 	path := filepath.Join(dir, AdapterConfigName)
 	raw, err := os.ReadFile(path)
 	if err != nil {

@@ -133,9 +133,21 @@ func Open(dir string, be kernels.Backend, o Options) (*Model, error) {
 	if o.TBucket < 0 || o.MaxGraphs < 0 || o.MaxLen < 0 {
 		return nil, fmt.Errorf("model: Open %s: negative TBucket, MaxGraphs or MaxLen", dir)
 	}
+	if err := verifyDir(dir); err != nil {
+		return nil, err
+	}
 	c, err := LoadConfig(filepath.Join(dir, "config.json"))
 	if err != nil {
 		return nil, err
+	}
+	var file *Adapter // checked against c before any weight is read
+	if o.Adapter != "" {
+		if file, err = ImportPEFT(o.Adapter, c); err != nil {
+			return nil, err
+		}
+		if err := checkAdapterOptions(o.Adapter, file, o.LoRA); err != nil {
+			return nil, err
+		}
 	}
 	ck, err := openChecked(c, dir)
 	if err != nil {
@@ -158,7 +170,7 @@ func Open(dir string, be kernels.Backend, o Options) (*Model, error) {
 		m.Close()
 		return nil, fmt.Errorf("model: Open %s: %w", dir, err)
 	}
-	if err := m.setupLoRA(); err != nil {
+	if err := m.setupLoRA(file); err != nil {
 		m.Close()
 		return nil, fmt.Errorf("model: Open %s: %w", dir, err)
 	}

@@ -78,7 +78,7 @@ func (m *Model) ImportValueHead(path string) error {
 // adapters are saved merged; unmerged adapters are not included (use
 // ExportAdapter). This is how a full fine-tuning run saves its model.
 func (m *Model) SaveCheckpoint(dir string) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, 0o777); err != nil {
 		return fmt.Errorf("model: SaveCheckpoint: %w", err)
 	}
 	var ts []safetensors.Tensor

@@ -23,11 +23,12 @@ func TestRLRecipeRefusesAlgo(t *testing.T) {
 	}
 }
 
-// The tiny configs run as shipped (two steps, paths from the repository
+// The tiny configs run as shipped (two steps, validation after each, so
+// that the evaluation curves have two points; paths from the repository
 // root).
 func TestTinyConfigsRun(t *testing.T) {
 	for _, name := range []string{"grpo-tiny", "ppo-tiny"} {
-		cfg, err := config.Load("../configs/"+name+".yaml", []string{"optim.max_steps=2", "eval_every=2"})
+		cfg, err := config.Load("../configs/"+name+".yaml", []string{"optim.max_steps=2", "eval_every=1"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -53,7 +54,7 @@ func TestTinyConfigsRun(t *testing.T) {
 				}
 			}
 		}
-		if res.Steps != 2 || evals != 1 || res.Checkpoint == "" {
+		if res.Steps != 2 || evals != 2 || res.Checkpoint == "" {
 			t.Errorf("%s: %d steps, %d evals, checkpoint %q\n%s", name, res.Steps, evals, res.Checkpoint, log.String())
 		}
 		// `train plot` draws the RL curves: reward, KL, clip fraction, eval metrics.

@@ -9,7 +9,9 @@ package trainer
 //	       tokenizer's stop ids and rollout.stop), scored by the Scorer that
 //	       also computes the rewards: tid tsa aca alc fcm, exact_match,
 //	       name_acc, arg_score (and alc_cont, the mean ALC_cont over turns
-//	       with textual arguments, when there are any)
+//	       with textual arguments, when there are any); per language
+//	       (data.Record.lang) the five rates again as tid.<lang> …
+//	       fcm.<lang>, e.g. fcm.es, for the run report's tables
 //
 // data.val_max caps the examples used (the file's first N), so a large
 // validation file can be sampled cheaply every eval_every steps.
@@ -60,11 +62,12 @@ func (s *Setup) Evaluate(ctx context.Context, ds *Dataset, o EvalOptions) (metri
 	for i, ex := range exs {
 		recs[i] = *ex.Rec
 	}
-	rep, _, err := s.Scorer.Evaluate(ctx, recs, texts)
+	rep, outs, err := s.Scorer.Evaluate(ctx, recs, texts)
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("evaluate %s: %w", ds.Path, err)
 	}
 	m["tid"], m["tsa"], m["aca"], m["alc"], m["fcm"] = rep.TID, rep.TSA, rep.ACA, rep.ALC, rep.FCM
+	langRates(m, recs, outs)
 	m["exact_match"], m["name_acc"], m["arg_score"] = rep.ExactMatch, rep.NameAcc, rep.ArgScore
 	if rep.Judged > 0 {
 		m["alc_cont"] = rep.ALCCont
@@ -130,4 +133,25 @@ func (s *Setup) Greedy(ctx context.Context, exs []Example) ([]string, error) {
 		texts[i] = smp.Text
 	}
 	return texts, nil
+}
+
+// langRates adds tid.<lang> … fcm.<lang> over the records of each language
+// (records without a language are left out of these keys).
+func langRates(m metrics.Metrics, recs []data.Record, outs []*reward.Outcome) {
+	aggs := map[string]*reward.Aggregate{}
+	for i, rec := range recs {
+		if rec.Lang == "" || i >= len(outs) || outs[i] == nil {
+			continue
+		}
+		a := aggs[rec.Lang]
+		if a == nil {
+			a = &reward.Aggregate{}
+			aggs[rec.Lang] = a
+		}
+		a.Add(outs[i])
+	}
+	for lang, a := range aggs {
+		r := a.Report()
+		m["tid."+lang], m["tsa."+lang], m["aca."+lang], m["alc."+lang], m["fcm."+lang] = r.TID, r.TSA, r.ACA, r.ALC, r.FCM
+	}
 }

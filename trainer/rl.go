@@ -116,6 +116,9 @@ func newRLRun(cfg config.Config, o RLOptions, spec rlSpec) (r *rlRun, err error)
 		fmt.Fprintf(log, "%s: lora.dropout %g is not used: RL trains without dropout so that ρ = 1 on-policy\n", algo, cfg.LoRA.Dropout)
 		cfg.LoRA.Dropout = 0
 	}
+	if r.Run, err = ClaimRun(cfg, RunOptions{Name: algo, Resume: o.Resume, Log: log}); err != nil {
+		return nil, fmt.Errorf("%s: %w", algo, err)
+	}
 
 	// ---- model, tokenizer, data; the SFT adapter merged or kept trainable.
 	scfg, so := cfg, SetupOptions{ValueHead: spec.critic, Log: log}
@@ -144,9 +147,6 @@ func newRLRun(cfg config.Config, o RLOptions, spec rlSpec) (r *rlRun, err error)
 	r.cleanup = append(r.cleanup, s.Close)
 	s.Config = cfg
 	s.Model.Dir = cfg.Model.Path
-	if r.Run, err = OpenRun(cfg, RunOptions{Name: algo, Resume: o.Resume, Log: log}); err != nil {
-		return nil, fmt.Errorf("%s: %w", algo, err)
-	}
 	P := cfg.Optim.BatchSize * cfg.Optim.GradAccum
 	if r.eng, err = rollout.New(s.Model, rollout.Options{Batch: max(r.g, min(64, P*r.g)), MaxLen: cfg.Model.MaxLen, Tokenizer: s.Tokenizer}); err != nil {
 		return nil, fmt.Errorf("%s: %w", algo, err)
@@ -472,7 +472,8 @@ func (r *rlRun) loop(ctx context.Context, stopAfter int, obj rl.Objective, adv a
 }
 
 // endStep ends an RL step: the step's time and new tokens, the result, a
-// lagged reference's refresh (ref.update_every), then the scaffold's log,
+// lagged reference's refresh (ref.update_every), a sample of the rollouts
+// at the steps that evaluate (rollouts.go), then the scaffold's log,
 // evaluation and checkpoint.
 func (r *rlRun) endStep(ctx context.Context, step int, sb batch.StepBatch, m metrics.Metrics, items []*item, t0 time.Time) error {
 	m["time_step_s"] = time.Since(t0).Seconds()
@@ -483,6 +484,9 @@ func (r *rlRun) endStep(ctx context.Context, step int, sb batch.StepBatch, m met
 	r.res.Steps = step
 	r.res.Rewards = append(r.res.Rewards, m["reward_mean"])
 	if err := r.ref.AfterStep(step); err != nil {
+		return err
+	}
+	if err := r.recordRollouts(step, items); err != nil {
 		return err
 	}
 	err := r.EndStep(ctx, step, sb, m, newTok, r.evaluate)

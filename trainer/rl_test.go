@@ -271,18 +271,29 @@ func TestRLSurvivesSIGKILL(t *testing.T) {
 				}
 				// Wait for a new checkpoint, then kill a moment later (the
 				// next step is running, or its checkpoint is being written).
+				// (A helper that finishes the run first ends the wait.)
+				exited := make(chan error, 1)
+				go func() { exited <- cmd.Wait() }()
 				before, _ := os.ReadFile(filepath.Join(dir, ckpt.CheckpointsDir, ckpt.LatestFile))
+				var err error
+				done := false
 				deadline := time.Now().Add(60 * time.Second)
-				for time.Now().Before(deadline) {
+				for !done && time.Now().Before(deadline) {
 					now, _ := os.ReadFile(filepath.Join(dir, ckpt.CheckpointsDir, ckpt.LatestFile))
 					if len(now) > 0 && !bytes.Equal(now, before) {
 						break
 					}
-					time.Sleep(20 * time.Millisecond)
+					select {
+					case err = <-exited:
+						done = true
+					case <-time.After(20 * time.Millisecond):
+					}
 				}
-				time.Sleep(time.Duration(100+150*attempt) * time.Millisecond)
-				cmd.Process.Signal(syscall.SIGKILL)
-				err := cmd.Wait()
+				if !done {
+					time.Sleep(time.Duration(100+150*attempt) * time.Millisecond)
+					cmd.Process.Signal(syscall.SIGKILL)
+					err = <-exited
+				}
 				if ee, ok := err.(*exec.ExitError); ok && ee.Sys().(syscall.WaitStatus).Signal() == syscall.SIGKILL {
 					killed++
 				} else if err != nil {

@@ -3,9 +3,10 @@ package trainer
 // The scaffold every recipe (SFT, GRPO, PPO) trains in, so that a recipe
 // file holds its own step and nothing else:
 //
-//	run, err := OpenRun(cfg, RunOptions{Name: "sft", Resume: resume, Log: log})
-//	err = run.Prepare(s, lengths, parts...) // AdamW, the Batcher, the LR schedule
-//	err = run.Resume()                      // a continued run: restore everything from run.Resumed
+//	run, err := ClaimRun(cfg, RunOptions{Name: "sft", Resume: resume, Log: log}) // lock; the checkpoint to resume
+//	s, err := NewSetup(cfg, SetupOptions{…})
+//	err = run.Prepare(s, lengths, parts...) // config.yaml, metrics.jsonl; AdamW, the Batcher, the LR schedule
+//	err = run.Resume()                      // a continued run: restore everything from run.Resumed; watch SIGINT/SIGTERM
 //	for step := run.Done + 1; step <= run.Total; step++ {
 //		sb, err := run.Next(ctx, step)
 //		… the recipe's step: forward, backward, clip, run.CheckFinite, run.Opt.Step(run.Sched.LR(step-1)) …
@@ -18,10 +19,19 @@ package trainer
 // position, the dropout counter and the token count, in trainer_state.json
 // next to the schedule, the best metric and the config hash.
 //
-// OpenRun writes RUN/config.yaml (the resolved config, reloadable with
-// --config), opens RUN/checkpoints, and opens RUN/metrics.jsonl (cut back
-// to the resumed step). A fresh run refuses a directory that already holds
-// a checkpoint, so a forgotten --resume never overwrites a run.
+// ClaimRun (first, before the model is loaded) takes the run directory's
+// lock (ckpt.LockRun: a second process on the same run.dir is refused,
+// naming the holder), and only then removes what a kill left behind
+// (half-written checkpoints, `latest` and config.yaml temp files), opens
+// RUN/checkpoints and picks the checkpoint to resume. A fresh run refuses
+// a directory that already holds a checkpoint, so a forgotten --resume
+// never overwrites a run. Prepare writes RUN/config.yaml (the resolved
+// config, reloadable with --config) and opens RUN/metrics.jsonl (cut back
+// to the resumed step); OpenRun is ClaimRun with those files at once.
+//
+// Signals (stop.go): from Resume on, the first SIGINT or SIGTERM lets the
+// current step finish, writes a checkpoint and ends the run with an
+// *Interrupted error (exit status 130 or 143); a second one exits at once.
 //
 // The config hash in trainer_state.json covers every key except run.dir and
 // the checkpoint section (which do not change the trajectory); resuming
@@ -42,6 +52,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/argrl/argrl/internal/atomicfile"
 	"github.com/argrl/argrl/trainer/batch"
 	"github.com/argrl/argrl/trainer/ckpt"
 	"github.com/argrl/argrl/trainer/config"
@@ -52,7 +63,7 @@ import (
 // ConfigFile is the resolved config's name inside RUN/.
 const ConfigFile = "config.yaml"
 
-// RunOptions say how OpenRun opens the run directory.
+// RunOptions say how ClaimRun (and OpenRun) takes the run directory.
 type RunOptions struct {
 	Name   string    // sft | grpo | ppo: the prefix of messages
 	Resume bool      // continue from checkpoint.resume_from or RUN/checkpoints/latest
@@ -87,16 +98,24 @@ type Run struct {
 	Progress   *metrics.Progress // the console line
 	Saved      string            // the newest checkpoint this process wrote
 
-	name     string
-	parts    []Part
-	bestSeen *float64
-	bestStep int
+	name      string
+	lock      *ckpt.Lock
+	stop      *stopper
+	savedStep int // the step of Saved (0: none)
+	parts     []Part
+	bestSeen  *float64
+	bestStep  int
 }
 
-// OpenRun prepares cfg.Run.Dir for a fresh run, or with o.Resume (implied by
-// checkpoint.resume_from) for a continuation from checkpoint.resume_from or
-// `latest` (see ckpt.Checkpointer.Resume).
-func OpenRun(cfg config.Config, o RunOptions) (*Run, error) {
+// ClaimRun takes cfg.Run.Dir for a fresh run, or with o.Resume (implied
+// by checkpoint.resume_from) for a continuation from
+// checkpoint.resume_from or `latest` (see ckpt.Checkpointer.Resume): it
+// takes the directory's lock, removes what a kill left behind, and picks
+// and verifies the checkpoint to resume, writing no file of the run yet.
+// Recipes call it before their setup, so that a run directory in use or
+// without the checkpoint asked for is refused before the model is loaded;
+// Prepare then writes config.yaml and opens metrics.jsonl.
+func ClaimRun(cfg config.Config, o RunOptions) (*Run, error) {
 	warn := o.Log
 	if warn == nil {
 		warn = io.Discard
@@ -105,49 +124,97 @@ func OpenRun(cfg config.Config, o RunOptions) (*Run, error) {
 	if dir == "" {
 		return nil, fmt.Errorf("key \"run.dir\" is empty")
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, atomicfile.DirMode); err != nil {
 		return nil, fmt.Errorf("run: %w", err)
 	}
-	ck, err := ckpt.New(dir, cfg.Checkpoint.KeepLast)
+	lock, err := ckpt.LockRun(dir)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("run: %w", err)
 	}
-	r := &Run{Dir: dir, Config: cfg, Log: warn, Ckpt: ck, name: o.Name}
-	resumeStep := -1
-	if o.Resume || cfg.Checkpoint.ResumeFrom != "" {
-		if r.Resumed, err = ck.Resume(cfg.Checkpoint.ResumeFrom, cfg.Checkpoint.Fallback, warn); err != nil {
-			return nil, err
-		}
-		st := r.Resumed.State
-		resumeStep = st.Step
-		if h := ConfigHash(cfg); st.ConfigHash != "" && st.ConfigHash != h {
-			fmt.Fprintf(warn, "resume: warning: the config differs from the one %s was trained with (config hash %s, now %s); the continuation will not match an uninterrupted run\n", r.Resumed.Name, st.ConfigHash, h)
-		}
-		r.bestSeen, r.bestStep = st.BestMetric, st.BestStep
-	} else {
-		latest, err := ck.Latest()
-		if err != nil {
-			return nil, err
-		}
-		if latest != "" {
-			return nil, fmt.Errorf("run: %s already holds checkpoint %s; continue it with --resume, or choose another run.dir", dir, latest)
-		}
-	}
-	if err := WriteConfigYAML(filepath.Join(dir, ConfigFile), cfg); err != nil {
-		return nil, err
-	}
-	if r.Metrics, err = metrics.Open(filepath.Join(dir, metrics.File), resumeStep); err != nil {
+	r := &Run{Dir: dir, Config: cfg, Log: warn, name: o.Name, lock: lock}
+	if err := r.claim(o); err != nil {
+		r.Close()
 		return nil, err
 	}
 	return r, nil
 }
 
-// Close closes the metrics log and frees the optimizer.
+// OpenRun is ClaimRun followed at once by the run's files (config.yaml,
+// metrics.jsonl), for a caller with no setup in between.
+func OpenRun(cfg config.Config, o RunOptions) (*Run, error) {
+	r, err := ClaimRun(cfg, o)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.openFiles(); err != nil {
+		r.Close()
+		return nil, err
+	}
+	return r, nil
+}
+
+// claim is ClaimRun once the lock is held.
+func (r *Run) claim(o RunOptions) error {
+	cfg, dir, warn := r.Config, r.Dir, r.Log
+	if _, err := atomicfile.RemoveStale(dir, ConfigFile); err != nil {
+		return fmt.Errorf("run: %w", err)
+	}
+	ck, err := ckpt.New(dir, cfg.Checkpoint.KeepLast)
+	if err != nil {
+		return err
+	}
+	r.Ckpt = ck
+	if o.Resume || cfg.Checkpoint.ResumeFrom != "" {
+		if r.Resumed, err = ck.Resume(cfg.Checkpoint.ResumeFrom, cfg.Checkpoint.Fallback, warn); err != nil {
+			return err
+		}
+		st := r.Resumed.State
+		if h := ConfigHash(cfg); st.ConfigHash != "" && st.ConfigHash != h {
+			fmt.Fprintf(warn, "resume: warning: the config differs from the one %s was trained with (config hash %s, now %s); the continuation will not match an uninterrupted run\n", r.Resumed.Name, st.ConfigHash, h)
+		}
+		r.bestSeen, r.bestStep = st.BestMetric, st.BestStep
+		return nil
+	}
+	latest, err := ck.Latest()
+	if err != nil {
+		return err
+	}
+	if latest != "" {
+		return fmt.Errorf("run: %s already holds checkpoint %s; continue it with --resume, or choose another run.dir", dir, latest)
+	}
+	return nil
+}
+
+// openFiles writes RUN/config.yaml and opens RUN/metrics.jsonl (cut back
+// to the resumed step).
+func (r *Run) openFiles() error {
+	if err := WriteConfigYAML(filepath.Join(r.Dir, ConfigFile), r.Config); err != nil {
+		return err
+	}
+	resumeStep := -1
+	if r.Resumed != nil {
+		resumeStep = r.Resumed.State.Step
+	}
+	var err error
+	r.Metrics, err = metrics.Open(filepath.Join(r.Dir, metrics.File), resumeStep)
+	return err
+}
+
+// Close stops the signal handling, closes the metrics log, frees the
+// optimizer and releases the run directory's lock.
 func (r *Run) Close() error {
+	r.stop.close()
 	if r.Opt != nil {
 		r.Opt.Free()
 	}
-	return r.Metrics.Close()
+	var err error
+	if r.Metrics != nil {
+		err = r.Metrics.Close()
+	}
+	if uerr := r.lock.Unlock(); err == nil {
+		err = uerr
+	}
+	return err
 }
 
 // adamWConfig maps optim.* onto AdamW's hyper-parameters, norms and
@@ -161,12 +228,18 @@ func scheduleConfig(c config.OptimConfig) optim.ScheduleConfig {
 	return optim.ScheduleConfig{Kind: c.Schedule, LR: c.LR, WarmupRatio: c.WarmupRatio, MinLRRatio: c.MinLRRatio}
 }
 
-// Prepare builds the training state for s: AdamW over every trainable
-// tensor, a Batcher over records of the given lengths (tokens) and the
-// schedule for the run's steps. parts are saved in every checkpoint and
-// restored by Resume, in this order, after the model files.
+// Prepare writes the run's files when ClaimRun opened it (config.yaml,
+// metrics.jsonl) and builds the training state for s: AdamW over every
+// trainable tensor, a Batcher over records of the given lengths (tokens)
+// and the schedule for the run's steps. parts are saved in every
+// checkpoint and restored by Resume, in this order, after the model files.
 func (r *Run) Prepare(s *Setup, lengths []int, parts ...Part) error {
 	cfg := r.Config
+	if r.Metrics == nil {
+		if err := r.openFiles(); err != nil {
+			return err
+		}
+	}
 	r.Setup, r.parts = s, parts
 	opt, err := optim.NewAdamW(s.Backend, s.TrainableParams(), adamWConfig(cfg.Optim))
 	if err != nil {
@@ -221,14 +294,19 @@ func (r *Run) Resume() error {
 		fmt.Fprintf(r.Log, "%s: resuming from %s (step %d of %d)\n", r.name, ck.Dir, r.Done, r.Total)
 	}
 	r.Progress = metrics.NewProgress(r.Log, r.Total, r.Done)
+	r.stop = watchSignals(r.Log, r.name)
 	return nil
 }
 
 // Next returns step's batch, or the context's error when the run was
-// stopped before it.
+// stopped before it, or an *Interrupted error (after a checkpoint of the
+// steps done) when a signal arrived since the last step ended.
 func (r *Run) Next(ctx context.Context, step int) (batch.StepBatch, error) {
 	if err := ctx.Err(); err != nil {
 		return batch.StepBatch{}, fmt.Errorf("stopped before step %d: %w", step, err)
+	}
+	if err := r.interrupted(step - 1); err != nil {
+		return batch.StepBatch{}, err
 	}
 	return r.Batches.Next(), nil
 }
@@ -239,7 +317,8 @@ func (r *Run) Next(ctx context.Context, step int) (batch.StepBatch, error) {
 // logs evaluate's metrics as an eval line, and writes a checkpoint every
 // checkpoint.every steps, at the last step and at each new best
 // checkpoint.best_metric. The train and eval lines precede the checkpoint
-// (metrics.jsonl's resume rule).
+// (metrics.jsonl's resume rule). When a signal arrived during the step, it
+// then makes sure a checkpoint holds the step and returns *Interrupted.
 func (r *Run) EndStep(ctx context.Context, step int, sb batch.StepBatch, m metrics.Metrics, tokens int, evaluate func(ctx context.Context, step int) (metrics.Metrics, error)) error {
 	cfg := r.Config
 	m["epoch"] = float64(sb.Epoch) + float64(sb.Index+1)/float64(r.Batches.StepsPerEpoch())
@@ -259,27 +338,36 @@ func (r *Run) EndStep(ctx context.Context, step int, sb batch.StepBatch, m metri
 		best = r.Improved(step, e)
 	}
 	if (cfg.Checkpoint.Every > 0 && step%cfg.Checkpoint.Every == 0) || last || best {
-		epoch, cursor := r.Batches.Position()
-		st := ckpt.TrainerState{Step: step, Epoch: epoch, Cursor: cursor, Scheduler: r.Sched, TokensSeen: r.TokensSeen}
-		var err error
-		if st.Extra, err = json.Marshal(stateExtra{DropoutCounter: r.Setup.Model.DropoutCounter()}); err != nil {
-			return fmt.Errorf("step %d: %w", step, err)
-		}
-		snap := ckpt.Snapshot{State: st, Model: r.Setup.SaveModel, Optimizer: r.Opt, Best: best}
-		if len(r.parts) > 0 {
-			snap.Extra = func(dir string) error {
-				for _, p := range r.parts {
-					if err := p.Save(dir); err != nil {
-						return err
-					}
-				}
-				return nil
-			}
-		}
-		if r.Saved, err = r.Save(snap); err != nil {
+		if err := r.checkpoint(step, best); err != nil {
 			return err
 		}
 	}
+	return r.interrupted(step)
+}
+
+// checkpoint saves the state after step (see Resume for what it holds).
+func (r *Run) checkpoint(step int, best bool) error {
+	epoch, cursor := r.Batches.Position()
+	st := ckpt.TrainerState{Step: step, Epoch: epoch, Cursor: cursor, Scheduler: r.Sched, TokensSeen: r.TokensSeen}
+	var err error
+	if st.Extra, err = json.Marshal(stateExtra{DropoutCounter: r.Setup.Model.DropoutCounter()}); err != nil {
+		return fmt.Errorf("step %d: %w", step, err)
+	}
+	snap := ckpt.Snapshot{State: st, Model: r.Setup.SaveModel, Optimizer: r.Opt, Best: best}
+	if len(r.parts) > 0 {
+		snap.Extra = func(dir string) error {
+			for _, p := range r.parts {
+				if err := p.Save(dir); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}
+	if r.Saved, err = r.Save(snap); err != nil {
+		return err
+	}
+	r.savedStep = step
 	return nil
 }
 

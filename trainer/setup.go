@@ -8,7 +8,8 @@ package trainer
 //	model.tokenizer (or model.path) → tokenizer; format → output format
 //	data.train, data.val → records → rendered, tokenized Examples
 //	                       (loss mask = the chat template's assistant mask)
-//	model.backend → kernels.Backend
+//	model.backend → kernels.Backend (auto: cuda when the binary has it and
+//	                       a GPU answers, else cpu; the choice is printed)
 //	model.path + model.init + lora.* → model.Model (LoRA, full fine-tuning,
 //	                       an adapter to continue, a value head)
 //	format + judge → reward.Scorer (validation metrics, RL rewards)
@@ -166,9 +167,11 @@ func NewSetup(cfg config.Config, o SetupOptions) (s *Setup, err error) {
 	if s.Scorer, err = reward.NewScorer(RewardPackageConfig(cfg)); err != nil {
 		return nil, err
 	}
-	if s.Backend, err = kernels.Open(cfg.Model.Backend); err != nil {
+	var chosen string
+	if s.Backend, chosen, err = kernels.Choose(cfg.Model.Backend); err != nil {
 		return nil, fmt.Errorf(`key "model.backend": %w`, err)
 	}
+	fmt.Fprintf(log, "setup: backend %s\n", chosen)
 	if cfg.Model.MaxLen > mc.MaxPositions {
 		fmt.Fprintf(log, "setup: warning: model.max_len %d exceeds max_position_embeddings %d of %s\n", cfg.Model.MaxLen, mc.MaxPositions, mc.Path)
 	}
@@ -249,10 +252,7 @@ func firstFew(ids []string) string {
 func LoRAOptions(cfg config.Config) *model.LoRAOptions {
 	var targets []string
 	for _, t := range cfg.LoRA.Targets {
-		if !strings.HasSuffix(t, "_proj") {
-			t += "_proj"
-		}
-		targets = append(targets, t)
+		targets = append(targets, config.LoRATarget(t))
 	}
 	return &model.LoRAOptions{R: cfg.LoRA.R, Alpha: cfg.LoRA.Alpha, Dropout: cfg.LoRA.Dropout,
 		Targets: targets, Seed: uint64(cfg.Run.Seed)}
@@ -284,6 +284,10 @@ func OpenModel(cfg config.Config, be kernels.Backend, o SetupOptions) (*model.Mo
 		dir = tmp
 	}
 	m, err := model.Open(dir, be, opts)
+	var ae *model.AdapterError
+	if errors.As(err, &ae) && o.Adapter != "" {
+		return nil, fmt.Errorf(`key "init.adapter": %w`, err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf(`key "model.path": %w`, err)
 	}
@@ -343,7 +347,7 @@ func WriteRandomModel(src, out string, seed int64) error {
 		}
 		ts = append(ts, safetensors.FromFloat32(sp.Name, sp.Shape, v))
 	}
-	if err := os.MkdirAll(out, 0o755); err != nil {
+	if err := os.MkdirAll(out, 0o777); err != nil {
 		return fmt.Errorf("model.init random: %w", err)
 	}
 	if err := safetensors.WriteFile(filepath.Join(out, safetensors.SingleName), ts, map[string]string{"format": "pt"}); err != nil {

@@ -78,17 +78,18 @@ func SFT(ctx context.Context, cfg config.Config, o SFTOptions) (*SFTResult, erro
 		log = os.Stderr
 	}
 
-	// ---- setup: data, model, run directory, optimizer, batches, schedule; resume.
+	// ---- setup: run directory (locked), data, model, optimizer, batches,
+	// schedule; resume.
+	run, err := ClaimRun(cfg, RunOptions{Name: "sft", Resume: o.Resume, Log: log})
+	if err != nil {
+		return nil, fmt.Errorf("sft: %w", err)
+	}
+	defer run.Close()
 	s, err := NewSetup(cfg, SetupOptions{Log: log})
 	if err != nil {
 		return nil, fmt.Errorf("sft: %w", err)
 	}
 	defer s.Close()
-	run, err := OpenRun(cfg, RunOptions{Name: "sft", Resume: o.Resume, Log: log})
-	if err != nil {
-		return nil, fmt.Errorf("sft: %w", err)
-	}
-	defer run.Close()
 	if err := run.Prepare(s, s.Train.Lengths()); err != nil {
 		return nil, fmt.Errorf("sft: %w", err)
 	}
@@ -99,7 +100,7 @@ func SFT(ctx context.Context, cfg config.Config, o SFTOptions) (*SFTResult, erro
 	fmt.Fprintf(log, "sft: %d training examples, %d steps (%d per epoch, %d×%d sequences per step), %s, %d trainable tensors\n",
 		len(train), run.Total, run.Batches.StepsPerEpoch(), cfg.Optim.BatchSize, cfg.Optim.GradAccum, modeName(cfg), len(run.Opt.Params()))
 	if s.Val != nil {
-		fmt.Fprintf(log, "sft: validation on %s every %d steps and at the end\n", s.Val.Path, cfg.EvalEvery)
+		fmt.Fprintf(log, "sft: validation on %s %s\n", s.Val.Path, evalSchedule(cfg.EvalEvery))
 	}
 	res := &SFTResult{Steps: run.Done}
 	evaluate := func(ctx context.Context, step int) (metrics.Metrics, error) {
@@ -198,6 +199,18 @@ func sftStep(m *model.Model, exs []Example, sb batch.StepBatch) (float64, int, e
 		}
 	}
 	return nll * inv, tokens, nil
+}
+
+// evalSchedule says when validation runs: "every 50 steps and at the
+// end", or with eval_every 0 (or less) "at the end".
+func evalSchedule(every int) string {
+	if every <= 0 {
+		return "at the end"
+	}
+	if every == 1 {
+		return "after every step"
+	}
+	return fmt.Sprintf("every %d steps and at the end", every)
 }
 
 func modeName(cfg config.Config) string {

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/argrl/argrl/data"
+	"github.com/argrl/argrl/internal/atomicfile"
 	"github.com/argrl/argrl/reward"
 	"github.com/argrl/argrl/trainer"
 	"github.com/argrl/argrl/trainer/config"
@@ -213,7 +214,7 @@ func writeJSONFile(path string, v any) error {
 	if err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-"+filepath.Base(path)+"-*")
+	tmp, err := atomicfile.CreateTemp(filepath.Dir(path), ".tmp-"+filepath.Base(path)+"-*") // 0666 less the umask
 	if err != nil {
 		return err
 	}

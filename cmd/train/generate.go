@@ -50,7 +50,7 @@ func addGenFlags(c *cobra.Command, g *genFlags, maxNewDefault int, maxNewHelp st
 	f := c.Flags()
 	f.StringVar(&g.template, "template", "", "chat template ("+strings.Join(chat.Names(), ", ")+`; "" picks it from config.json's model_type)`)
 	f.StringVar(&g.tokenizer, "tokenizer", "", "tokenizer.json or a directory holding one (default: the model directory)")
-	f.StringVar(&g.backend, "backend", "", "compute backend ("+strings.Join(kernels.Names(), ", ")+`; "" = cpu)`)
+	f.StringVar(&g.backend, "backend", "", "compute backend ("+strings.Join(kernels.Names(), ", ")+`, auto; "" = auto: cuda when the binary has it and a GPU answers, else cpu)`)
 	f.IntVar(&g.maxNewTokens, "max-new-tokens", maxNewDefault, maxNewHelp)
 	f.IntVar(&g.batch, "batch", 64, "sequences decoded at once (KV-cache slots; must be ≥ --n)")
 	f.IntVar(&g.maxLen, "max-len", 0, "longest prompt+response in tokens (0: the model's context)")
@@ -71,8 +71,8 @@ func (s *genSession) close() {
 }
 
 // openGen opens the model, its adapter, the tokenizer (required when
-// needTok) and the engine.
-func openGen(modelDir, adapter string, g *genFlags, needTok bool) (*genSession, error) {
+// needTok) and the engine; log gets the backend chosen.
+func openGen(modelDir, adapter string, g *genFlags, needTok bool, log io.Writer) (*genSession, error) {
 	cfg, err := model.LoadConfig(modelDir)
 	if err != nil {
 		return nil, err
@@ -96,12 +96,13 @@ func openGen(modelDir, adapter string, g *genFlags, needTok bool) (*genSession, 
 	}
 	backend := g.backend
 	if backend == "" {
-		backend = "cpu"
+		backend = kernels.Auto
 	}
-	be, err := kernels.Open(backend)
+	be, chosen, err := kernels.Choose(backend)
 	if err != nil {
 		return nil, err
 	}
+	fmt.Fprintf(log, "backend %s\n", chosen)
 	m, err := model.Open(modelDir, be, model.Options{Adapter: adapter, MaxLen: g.maxLen})
 	if err != nil {
 		return nil, err
@@ -176,7 +177,7 @@ eos_token_id, at a --stop string, or after --max-new-tokens.`,
 					return fmt.Errorf("generate: %w", err)
 				}
 			}
-			s, err := openGen(modelDir, adapter, &g, dataPath != "")
+			s, err := openGen(modelDir, adapter, &g, dataPath != "", cmd.ErrOrStderr())
 			if err != nil {
 				return fmt.Errorf("generate: %w", err)
 			}
@@ -389,7 +390,7 @@ func evalGenerate(ctx context.Context, f *evalFlags, recs []data.Record, each fu
 		return nil, fmt.Errorf("--max-new-tokens %d and --batch %d: want ≥ 0 and ≥ 1", g.maxNewTokens, g.batch)
 	}
 	stop = append(stop, g.stop...)
-	s, err := openGen(f.model, f.adapter, &g, true)
+	s, err := openGen(f.model, f.adapter, &g, true, os.Stderr)
 	if err != nil {
 		return nil, err
 	}

@@ -4,10 +4,14 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 
 	"github.com/spf13/cobra"
+
+	"github.com/argrl/argrl/internal/redact"
+	"github.com/argrl/argrl/trainer"
 )
 
 var root = &cobra.Command{
@@ -17,9 +21,16 @@ var root = &cobra.Command{
 	SilenceErrors: true,
 }
 
+// main prints a failure as "train: <error>" (URL passwords masked) and
+// exits 1, or 128 + the signal's number (130 SIGINT, 143 SIGTERM) for a
+// training run stopped by a signal after its checkpoint.
 func main() {
 	if err := root.Execute(); err != nil {
-		fmt.Fprintln(os.Stderr, "train:", err)
+		fmt.Fprintln(os.Stderr, "train:", redact.Text(err.Error()))
+		var in *trainer.Interrupted
+		if errors.As(err, &in) {
+			os.Exit(in.ExitCode())
+		}
 		os.Exit(1)
 	}
 }

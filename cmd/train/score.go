@@ -71,10 +71,11 @@ func newScoreCmd() *cobra.Command {
 					}
 				}
 			}
-			be, err := kernels.Open(backend)
+			be, chosen, err := kernels.Choose(backend)
 			if err != nil {
 				return fmt.Errorf("score: %w", err)
 			}
+			fmt.Fprintf(cmd.ErrOrStderr(), "score: backend %s\n", chosen)
 			m, err := model.Open(modelDir, be, model.Options{Adapter: adapter})
 			if err != nil {
 				return fmt.Errorf("score: %w", err)
@@ -104,7 +105,7 @@ func newScoreCmd() *cobra.Command {
 	f.StringVar(&adapter, "adapter", "", "PEFT LoRA adapter directory to apply")
 	f.StringVar(&ids, "ids", "", "one sequence of comma-separated token ids")
 	f.StringVar(&input, "input", "", `JSONL file of {"token_ids":[...]} objects`)
-	f.StringVar(&backend, "backend", "cpu", "compute backend ("+strings.Join(kernels.Names(), ", ")+")")
+	f.StringVar(&backend, "backend", kernels.Auto, "compute backend ("+strings.Join(kernels.Names(), ", ")+", or auto: cuda when the binary has it and a GPU answers, else cpu)")
 	return cmd
 }
 

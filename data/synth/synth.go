@@ -378,7 +378,7 @@ func apiNames(as []*API) []string {
 
 // WriteDir writes the five JSONL files and overlap.json into dir.
 func (o *Output) WriteDir(dir string) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, 0o777); err != nil {
 		return fmt.Errorf("synth: %w", err)
 	}
 	for _, f := range o.Files() {
@@ -395,7 +395,7 @@ func (o *Output) WriteDir(dir string) error {
 
 func writeAtomic(path string, b []byte) error {
 	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+	if err := os.WriteFile(tmp, b, 0o666); err != nil {
 		return fmt.Errorf("synth: %w", err)
 	}
 	if err := os.Rename(tmp, path); err != nil {

@@ -80,11 +80,11 @@ func Write(dir string, s Shape) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, 0o777); err != nil {
 		return 0, err
 	}
 	cfgPath := filepath.Join(dir, "config.json")
-	if err := os.WriteFile(cfgPath, append(js, '\n'), 0o644); err != nil {
+	if err := os.WriteFile(cfgPath, append(js, '\n'), 0o666); err != nil {
 		return 0, err
 	}
 	c, err := model.ParseConfig(js, cfgPath)

@@ -1,17 +1,15 @@
 package safetensors
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"math"
-	"os"
-	"path/filepath"
 	"sort"
+
+	"github.com/argrl/argrl/internal/atomicfile"
 )
 
 // Tensor is one tensor to write: little-endian Data of Shape in DType.
@@ -176,47 +174,11 @@ func WriteFile(path string, tensors []Tensor, metadata map[string]string) error 
 }
 
 // WriteAtomic writes path through fill with the temp + fsync + rename
-// protocol of WriteFile. It is exported for other small files that must
-// appear atomically (adapter_config.json, index files).
-func WriteAtomic(path string, fill func(io.Writer) error) (err error) {
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("safetensors: %w", err)
-	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	bw := bufio.NewWriterSize(tmp, 1<<20)
-	if err = fill(bw); err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	if err = bw.Flush(); err != nil {
-		return fmt.Errorf("safetensors: %s: %w", path, err)
-	}
-	if err = tmp.Chmod(0o644); err != nil {
-		return fmt.Errorf("safetensors: %s: %w", path, err)
-	}
-	if err = tmp.Sync(); err != nil {
-		return fmt.Errorf("safetensors: %s: fsync: %w", path, err)
-	}
-	if err = tmp.Close(); err != nil {
-		return fmt.Errorf("safetensors: %s: %w", path, err)
-	}
-	if err = os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("safetensors: %w", err)
-	}
-	if d, derr := os.Open(dir); derr == nil {
-		serr := d.Sync()
-		d.Close()
-		if serr != nil && !errors.Is(serr, os.ErrInvalid) {
-			return fmt.Errorf("safetensors: fsync %s: %w", dir, serr)
-		}
-	}
-	return nil
+// protocol of WriteFile (internal/atomicfile; mode 0666 less the umask). It
+// is exported for other small files that must appear atomically
+// (adapter_config.json, index files).
+func WriteAtomic(path string, fill func(io.Writer) error) error {
+	return atomicfile.Write(path, fill)
 }
 
 // WriteIndex writes a Hugging Face model.safetensors.index.json atomically:

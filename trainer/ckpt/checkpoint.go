@@ -27,8 +27,11 @@
 //  6. keep_last prunes older step directories (renamed to .del-* first).
 //
 // New repairs what a kill can leave behind: it deletes .tmp-*,
-// .del-* and .best-tmp-* directories, puts back a .trash-* or .best-old-*
-// whose replacement never arrived, and deletes the rest.
+// .del-* and .best-tmp-* directories and a half-written `latest`
+// (.latest.tmp-*), puts back a .trash-* or .best-old-* whose replacement
+// never arrived, and deletes the rest. Open it only while holding the run's
+// lock (LockRun): a .tmp-* directory may be another live process's
+// checkpoint in progress.
 //
 // Loading verifies SHA256SUMS: a missing SHA256SUMS (a partial checkpoint),
 // a missing, unlisted or altered file is refused with an error naming the
@@ -51,6 +54,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/argrl/argrl/internal/atomicfile"
+	"github.com/argrl/argrl/internal/sha256sums"
 	"github.com/argrl/argrl/trainer/optim"
 )
 
@@ -60,7 +65,7 @@ const (
 	BestDir        = "best"
 	LatestFile     = "latest"
 	StateFile      = "trainer_state.json"
-	SumsFile       = "SHA256SUMS"
+	SumsFile       = sha256sums.File
 	OptimizerFile  = "optimizer.safetensors"
 	ValueHeadFile  = "value_head.safetensors"
 )
@@ -122,10 +127,10 @@ func ParseStepName(s string) (int, bool) {
 }
 
 // New opens RUN/checkpoints (creating it) and repairs what an interrupted
-// Save left behind.
+// Save left behind (see the file header); hold the run's lock.
 func New(runDir string, keepLast int) (*Checkpointer, error) {
 	c := &Checkpointer{run: runDir, dir: filepath.Join(runDir, CheckpointsDir), keepLast: keepLast}
-	if err := os.MkdirAll(c.dir, 0o755); err != nil {
+	if err := os.MkdirAll(c.dir, atomicfile.DirMode); err != nil {
 		return nil, fmt.Errorf("checkpoints: %w", err)
 	}
 	if err := c.repair(); err != nil {
@@ -171,14 +176,15 @@ func (c *Checkpointer) repair() error {
 			return err
 		}
 	}
-	return nil
+	_, err := atomicfile.RemoveStale(c.dir, LatestFile)
+	return err
 }
 
 // Save writes s as step-NNNNNN (NNNNNN = s.State.Step) by the protocol in
 // the file header and returns the checkpoint's directory.
 func (c *Checkpointer) Save(s Snapshot) (string, error) {
 	name := StepName(s.State.Step)
-	tmp, err := os.MkdirTemp(c.dir, ".tmp-"+name+"-")
+	tmp, err := atomicfile.MkdirTemp(c.dir, ".tmp-"+name+"-*")
 	if err != nil {
 		return "", fmt.Errorf("checkpoint %s: %w", name, err)
 	}
@@ -210,7 +216,7 @@ func (c *Checkpointer) Save(s Snapshot) (string, error) {
 	if err := WriteFileAtomic(filepath.Join(tmp, StateFile), append(js, '\n')); err != nil {
 		return "", fmt.Errorf("checkpoint %s: %w", name, err)
 	}
-	if err := writeSums(tmp); err != nil {
+	if err := sha256sums.Write(tmp); err != nil {
 		return "", fmt.Errorf("checkpoint %s: %w", name, err)
 	}
 	final := filepath.Join(c.dir, name)
@@ -249,17 +255,17 @@ func (c *Checkpointer) Save(s Snapshot) (string, error) {
 
 // publishBest makes RUN/best a copy of the checkpoint at src.
 func (c *Checkpointer) publishBest(src string) error {
-	tmp, err := os.MkdirTemp(c.run, ".best-tmp-")
+	tmp, err := atomicfile.MkdirTemp(c.run, ".best-tmp-*")
 	if err != nil {
 		return err
 	}
-	files, err := listFiles(src)
+	files, err := sha256sums.ListFiles(src)
 	if err != nil {
 		return err
 	}
 	for _, f := range files {
 		dst := filepath.Join(tmp, f)
-		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		if err := os.MkdirAll(filepath.Dir(dst), atomicfile.DirMode); err != nil {
 			return err
 		}
 		if err := linkOrCopy(filepath.Join(src, f), dst); err != nil {

@@ -1,165 +1,47 @@
 package ckpt
 
-// Checkpoint integrity: SHA256SUMS (the sha256sum tool's format, so
-// `cd step-000200 && sha256sum -c SHA256SUMS` checks a checkpoint by hand),
-// atomic small files and directory fsyncs.
+// Checkpoint integrity: SHA256SUMS (internal/sha256sums, the one
+// implementation model loading uses too), atomic small files and
+// directory fsyncs (internal/atomicfile: modes 0666 and 0777 less the
+// umask).
 
 import (
-	"bufio"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
-	"path/filepath"
-	"sort"
-	"strings"
 
-	"github.com/argrl/argrl/model/safetensors"
+	"github.com/argrl/argrl/internal/atomicfile"
+	"github.com/argrl/argrl/internal/sha256sums"
 )
 
-// listFiles returns the regular files under dir, relative, sorted;
-// anything else (a symlink, a device) is an error.
-func listFiles(dir string) ([]string, error) {
-	var out []string
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			return nil
-		}
-		if !d.Type().IsRegular() {
-			return fmt.Errorf("%s: not a regular file", p)
-		}
-		rel, err := filepath.Rel(dir, p)
-		if err != nil {
-			return err
-		}
-		out = append(out, filepath.ToSlash(rel))
-		return nil
-	})
-	sort.Strings(out)
-	return out, err
-}
-
-// hashFile returns the SHA-256 of path, fsyncing it first when sync is set.
-func hashFile(path string, sync bool) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	if sync {
-		if err := f.Sync(); err != nil {
-			return "", fmt.Errorf("fsync %s: %w", path, err)
-		}
-	}
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", fmt.Errorf("%s: %w", path, err)
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
-}
-
-// writeSums fsyncs every file under dir and writes dir/SHA256SUMS.
-func writeSums(dir string) error {
-	files, err := listFiles(dir)
-	if err != nil {
-		return err
-	}
-	var b strings.Builder
-	subdirs := map[string]bool{}
-	for _, f := range files {
-		if f == SumsFile {
-			continue
-		}
-		h, err := hashFile(filepath.Join(dir, f), true)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(&b, "%s  %s\n", h, f)
-		subdirs[filepath.Dir(filepath.Join(dir, f))] = true
-	}
-	for d := range subdirs {
-		if err := syncDir(d); err != nil {
-			return err
-		}
-	}
-	return WriteFileAtomic(filepath.Join(dir, SumsFile), []byte(b.String()))
-}
-
-// Verify checks dir against its SHA256SUMS: every listed file exists with
-// its hash, and no other file is present. Errors name the file.
+// Verify checks the checkpoint directory dir against its SHA256SUMS:
+// every listed file exists with its hash, no other file is present, and
+// trainer_state.json is among them. A missing SHA256SUMS marks a partial
+// checkpoint. Errors name the file.
 func Verify(dir string) error {
-	sums := filepath.Join(dir, SumsFile)
-	f, err := os.Open(sums)
-	if errors.Is(err, fs.ErrNotExist) {
-		if _, serr := os.Stat(dir); serr != nil {
-			return fmt.Errorf("checkpoint %s: %w", dir, serr)
-		}
+	names, err := sha256sums.Verify(dir)
+	if errors.Is(err, sha256sums.ErrMissing) {
 		return fmt.Errorf("checkpoint %s is partial: %s is missing", dir, SumsFile)
 	}
 	if err != nil {
-		return fmt.Errorf("checkpoint: %w", err)
+		return fmt.Errorf("checkpoint %w", err)
 	}
-	defer f.Close()
-	listed := map[string]bool{}
-	sc := bufio.NewScanner(f)
-	for line := 1; sc.Scan(); line++ {
-		h, name, ok := strings.Cut(sc.Text(), "  ")
-		if _, herr := hex.DecodeString(h); !ok || len(h) != 64 || herr != nil || name == "" || strings.Contains(name, "..") {
-			return fmt.Errorf("checkpoint: %s:%d: malformed line %q", sums, line, sc.Text())
-		}
-		got, err := hashFile(filepath.Join(dir, filepath.FromSlash(name)), false)
-		if err != nil {
-			return fmt.Errorf("checkpoint %s: file %s (listed in %s): %w", dir, name, SumsFile, err)
-		}
-		if got != h {
-			return fmt.Errorf("checkpoint %s: file %s is corrupt: SHA-256 %s, %s says %s", dir, name, got, SumsFile, h)
-		}
-		listed[name] = true
-	}
-	if err := sc.Err(); err != nil {
-		return fmt.Errorf("checkpoint: %s: %w", sums, err)
-	}
-	files, err := listFiles(dir)
-	if err != nil {
-		return fmt.Errorf("checkpoint: %w", err)
-	}
-	for _, n := range files {
-		if n != SumsFile && !listed[n] {
-			return fmt.Errorf("checkpoint %s: file %s is not listed in %s", dir, n, SumsFile)
+	for _, n := range names {
+		if n == StateFile {
+			return nil
 		}
 	}
-	if !listed[StateFile] {
-		return fmt.Errorf("checkpoint %s is partial: %s is missing", dir, StateFile)
-	}
-	return nil
+	return fmt.Errorf("checkpoint %s is partial: %s is missing", dir, StateFile)
 }
 
 // WriteFileAtomic writes data to path by temp file + fsync + rename + dir
 // fsync, so a reader (or a kill) sees the old file or the new one.
 func WriteFileAtomic(path string, data []byte) error {
-	return safetensors.WriteAtomic(path, func(w io.Writer) error {
-		_, err := w.Write(data)
-		return err
-	})
+	return atomicfile.WriteFile(path, data)
 }
 
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil && !errors.Is(err, os.ErrInvalid) {
-		return fmt.Errorf("fsync %s: %w", dir, err)
-	}
-	return nil
-}
+func syncDir(dir string) error { return atomicfile.SyncDir(dir) }
 
 // linkOrCopy hard-links src to dst, or copies and fsyncs it when links
 // are not possible. Checkpoint files are never modified in place, so a
@@ -173,7 +55,7 @@ func linkOrCopy(src, dst string) error {
 		return err
 	}
 	defer in.Close()
-	out, err := os.OpenFile(dst, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+	out, err := os.OpenFile(dst, os.O_CREATE|os.O_EXCL|os.O_WRONLY, atomicfile.FileMode)
 	if err != nil {
 		return err
 	}

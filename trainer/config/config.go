@@ -7,8 +7,10 @@ package config
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
+	"github.com/argrl/argrl/model"
 	"github.com/argrl/argrl/reward"
 	"github.com/argrl/argrl/reward/judge"
 	"github.com/argrl/argrl/trainer/ckpt"
@@ -50,7 +52,7 @@ type RunConfig struct {
 type ModelConfig struct {
 	Path     string `yaml:"path"`     // directory with config.json, *.safetensors, tokenizer.json
 	Template string `yaml:"template"` // chat template; "" picks it from the model family
-	Backend  string `yaml:"backend"`  // kernels backend: cpu | cuda
+	Backend  string `yaml:"backend"`  // kernels backend: auto (cuda when the binary has it and a GPU answers, else cpu) | cpu | cuda
 	MaxLen   int    `yaml:"max_len"`  // longest prompt+response in tokens
 	// Init is pretrained (the weights in path) or random: fresh weights
 	// for path's config.json, seeded by run.seed, as Hugging Face
@@ -204,7 +206,7 @@ func Default() Config {
 	return Config{
 		Algo: "sft", Format: "tool_call", Judge: "builtin", LossAgg: "token-mean", EvalEvery: 50,
 		Run:   RunConfig{Dir: "runs/default", Seed: 1},
-		Model: ModelConfig{Backend: "cpu", MaxLen: 2048, Init: "pretrained"},
+		Model: ModelConfig{Backend: "auto", MaxLen: 2048, Init: "pretrained"},
 		Data:  DataConfig{BucketWindow: 64},
 		LoRA: LoRAConfig{Enabled: true, R: 32, Alpha: 64, Dropout: 0.05,
 			Targets: []string{"q", "k", "v", "o", "gate", "up", "down"}},
@@ -271,6 +273,14 @@ func (c *Config) Validate() error {
 		if c.LoRA.Dropout < 0 || c.LoRA.Dropout >= 1 {
 			errs = append(errs, fmt.Sprintf("key \"lora.dropout\": must be in [0,1), got %v", c.LoRA.Dropout))
 		}
+		if len(c.LoRA.Targets) == 0 {
+			errs = append(errs, "key \"lora.targets\": empty; name the layers to adapt, e.g. [q, k, v, o, gate, up, down]")
+		}
+		for _, t := range c.LoRA.Targets {
+			if !slices.Contains(model.AllTargets, LoRATarget(t)) {
+				errs = append(errs, fmt.Sprintf("key \"lora.targets\": unknown target %q (valid: q, k, v, o, gate, up, down, or the same with _proj)", t))
+			}
+		}
 	}
 	if c.Optim.BatchSize < 1 || c.Optim.GradAccum < 1 {
 		errs = append(errs, "keys \"optim.batch_size\" and \"optim.grad_accum\" must be ≥ 1")
@@ -299,6 +309,15 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("invalid config: %s", strings.Join(errs, "; "))
 	}
 	return nil
+}
+
+// LoRATarget is the Hugging Face module name of a lora.targets entry:
+// "q" → "q_proj" ("q_proj" stays).
+func LoRATarget(t string) string {
+	if strings.HasSuffix(t, "_proj") {
+		return t
+	}
+	return t + "_proj"
 }
 
 // TotalSteps is the run's optimizer steps: optim.max_steps when set, else

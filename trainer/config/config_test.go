@@ -68,6 +68,12 @@ func TestConfigErrorsNameKeyAndLine(t *testing.T) {
 		{"unknown --set", "", []string{"lora.rnk=3"}, []string{"--set lora.rnk", `"lora.rnk"`}},
 		{"bad --set type", "", []string{"optim.lr=fast"}, []string{"optim.lr"}},
 		{"--set without =", "", []string{"optim.lr"}, []string{"key=value"}},
+		{"key twice", "kl:\n  coef: 0.1\n  estimator: k1\n  coef: 0.2\n", nil, []string{"c.yaml:4", `"kl.coef"`, "twice", "line 2"}},
+		{"section twice", "lora: {r: 8}\nalgo: sft\nlora: {alpha: 4}\n", nil, []string{"c.yaml:3", `"lora"`, "twice", "line 1"}},
+		{"top key twice", "eval_every: 5\neval_every: 6\n", nil, []string{"c.yaml:2", `"eval_every"`, "twice"}},
+		{"key twice in a flow map", "optim: {lr: 0.1, lr: 0.2}\n", nil, []string{"c.yaml:1", `"optim.lr"`, "twice"}},
+		{"unknown lora target", "lora:\n  targets: [q, qkv]\n", nil, []string{`"lora.targets"`, `"qkv"`}},
+		{"no lora targets", "lora:\n  targets: []\n", nil, []string{`"lora.targets"`, "empty"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

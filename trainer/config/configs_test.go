@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/argrl/argrl/kernels"
 )
 
 // Every YAML file under configs/ (subdirectories included) opens with the
@@ -111,5 +113,56 @@ func TestTotalSteps(t *testing.T) {
 	o.MaxSteps = 5
 	if n := o.TotalSteps(13); n != 5 {
 		t.Fatalf("max_steps 5 gives %d", n)
+	}
+}
+
+// The README's chain, SFT then RL from its adapter: configs/sft.yaml and
+// the paper-000 RL configs (whose init.adapter it feeds) name the same
+// base model, tokenizer, chat template and output format, so the adapter
+// fits and the RL prompts are those SFT trained on.
+func TestPaperConfigsChainAgrees(t *testing.T) {
+	sft, err := Load("../../configs/sft.yaml", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []string{"grpo-rm1", "grpo-rm2", "grpo-rm3", "grpo-rm3-beta1.5", "grpo-rm3-beta3", "ppo-rm3", "ppo-rm3-beta3", "sft-then-grpo"} {
+		c, err := Load("../../configs/"+n+".yaml", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.Model.Path != sft.Model.Path || c.Model.Tokenizer != sft.Model.Tokenizer || c.Model.Template != sft.Model.Template || c.Format != sft.Format {
+			t.Errorf("configs/%s.yaml: model %q (tokenizer %q, template %q), format %q; configs/sft.yaml: %q (%q, %q), %q",
+				n, c.Model.Path, c.Model.Tokenizer, c.Model.Template, c.Format, sft.Model.Path, sft.Model.Tokenizer, sft.Model.Template, sft.Format)
+		}
+	}
+	if c, _ := Load("../../configs/sft-then-grpo.yaml", nil); c.Init.Adapter == "" {
+		t.Error("configs/sft-then-grpo.yaml names no init.adapter")
+	}
+}
+
+// Every config's model.backend opens on the default build (no CUDA
+// backend linked): "auto" falls back to cpu there.
+func TestConfigsBackendOpensOnDefaultBuild(t *testing.T) {
+	files, err := filepath.Glob("../../configs/*.yaml")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no configs: %v", err)
+	}
+	demo, _ := filepath.Glob("../../configs/demo/*.yaml")
+	for _, f := range append(files, demo...) {
+		c, err := Load(f, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		be, chosen, err := kernels.Choose(c.Model.Backend)
+		if err != nil {
+			t.Errorf("%s: model.backend %q: %v", f, c.Model.Backend, err)
+			continue
+		}
+		if !strings.HasPrefix(be.Name(), "cpu") || !strings.HasPrefix(chosen, "cpu") {
+			t.Errorf("%s: model.backend %q chose %s (%q) on a build without CUDA", f, c.Model.Backend, be.Name(), chosen)
+		}
+	}
+	if Default().Model.Backend != kernels.Auto {
+		t.Errorf("the default model.backend is %q, want %q", Default().Model.Backend, kernels.Auto)
 	}
 }

@@ -235,7 +235,7 @@ func decodeValue(t reflect.Type, k, val, origin string) (map[string]any, error) 
 }
 
 // decodeNode decodes the YAML node n for a value of type t at the dotted
-// key, refusing unknown keys, and records each leaf it sets in out. A null
+// key, refusing unknown keys and keys given twice, and records each leaf it sets in out. A null
 // leaves a struct, or a scalar, to the sources below (yaml.v3 leaves such a
 // value as it was).
 func decodeNode(t reflect.Type, n *yaml.Node, file, key string, out map[string]any) error {
@@ -247,9 +247,14 @@ func decodeNode(t reflect.Type, n *yaml.Node, file, key string, out map[string]a
 			return fmt.Errorf("%s:%d: key %q: want a mapping, got %s", file, n.Line, keyName(key), n.ShortTag())
 		}
 		fields := yamlFields(t)
+		seen := map[string]int{} // key → line, so a key given twice is refused
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			kn, vn := n.Content[i], n.Content[i+1]
 			sub := joinKey(key, kn.Value)
+			if first, dup := seen[kn.Value]; dup {
+				return fmt.Errorf("%s:%d: key %q is given twice (first at line %d); give each key once", file, kn.Line, sub, first)
+			}
+			seen[kn.Value] = kn.Line
 			idx, ok := fields[kn.Value]
 			if !ok {
 				return fmt.Errorf("%s:%d: unknown key %q (valid keys here: %s)", file, kn.Line, sub, strings.Join(sortedKeys(fields), ", "))

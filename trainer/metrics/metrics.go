@@ -1,6 +1,8 @@
-// Package metrics is what a run logs: RUN/metrics.jsonl (this file), the
-// NaN guard, the console progress line (progress.go) and the PNG curves of
-// `train plot` (plot.go).
+// Package metrics is what a run logs and how it is shown: RUN/metrics.jsonl
+// (this file), the NaN guard, the console progress line (progress.go), the
+// rollout samples of RL runs (rollouts.go), and `train plot`: the PNG
+// curves (plot.go) and the offline run report RUN/report.html (report.go),
+// also served live (serve.go).
 //
 // RUN/metrics.jsonl: one JSON object per line, one line per optimizer step
 // (kind "train") and per evaluation (kind "eval"):
@@ -13,10 +15,12 @@
 // write(2) on an O_APPEND file, so a reader or a kill sees whole lines
 // (at worst a torn last line after a crash mid-write).
 //
-// Key names the plots know (others are plotted one per file): loss, lr,
-// grad_norm, tokens_per_s, epoch; eval: tid, tsa, aca, alc, fcm,
-// exact_match, name_acc, arg_score, loss; RL: reward_mean, reward_std,
-// reward_min, reward_max, kl, entropy, clip_frac, resp_len, zero_std_frac.
+// Key names the plots know (the report shows every other key too): loss,
+// lr, grad_norm, tokens_per_s, epoch; eval: tid, tsa, aca, alc, fcm,
+// exact_match, name_acc, arg_score, loss, and per language tid.<lang> …
+// fcm.<lang>; RL (trainer/rl/stats.go): reward_mean, reward_min,
+// reward_max, reward_<part>, rate_tid … rate_fcm, kl, entropy, clip_frac,
+// resp_len, resp_len_max, the *_tokens_per_s and time_*_s keys.
 //
 // Resume: Open(path, S) cuts the file before the first line with
 // step > S (and a torn last line), so after the rerun of steps S+1… the
@@ -54,7 +58,7 @@ type Writer struct {
 // resumeStep are cut off, as described in the file header.
 func Open(path string, resumeStep int) (*Writer, error) {
 	if resumeStep < 0 {
-		f, err := os.OpenFile(path, os.O_CREATE|os.O_TRUNC|os.O_WRONLY|os.O_APPEND, 0o644)
+		f, err := os.OpenFile(path, os.O_CREATE|os.O_TRUNC|os.O_WRONLY|os.O_APPEND, 0o666)
 		if err != nil {
 			return nil, fmt.Errorf("metrics: %w", err)
 		}
@@ -68,7 +72,7 @@ func Open(path string, resumeStep int) (*Writer, error) {
 	if err != nil {
 		return nil, err
 	}
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o666)
 	if err != nil {
 		return nil, fmt.Errorf("metrics: %w", err)
 	}

@@ -19,10 +19,12 @@ func syntheticMetrics(t *testing.T, path string, rl bool) {
 	defer l.Close()
 	for s := 1; s <= 60; s++ {
 		m := Metrics{"loss": 2 * math.Exp(-float64(s)/20), "lr": 1e-4 * float64(min(s, 5)) / 5,
-			"grad_norm": 1 + 0.5*math.Sin(float64(s)), "tokens_per_s": 5000, "epoch": float64(s / 30)}
+			"grad_norm": 1 + 0.5*math.Sin(float64(s)), "tokens_per_s": 5000 + float64(s%7), "epoch": float64(s / 30)}
 		if rl {
 			m["reward_mean"], m["reward_min"], m["reward_max"] = float64(s)/60, -1, 2
-			m["reward_std"], m["kl"], m["clip_frac"], m["entropy"], m["resp_len"] = 0.3, 0.001*float64(s), 0.05, 1.2-float64(s)/100, 40
+			m["reward_std"], m["kl"], m["clip_frac"], m["entropy"], m["resp_len"] = 0.3, 0.001*float64(s), 0.05+float64(s%3)/100, 1.2-float64(s)/100, 40+float64(s%5)
+			m["reward_fcm"], m["rate_tid"], m["rate_fcm"] = float64(s%2), float64(s)/60, float64(s)/120
+			m["updates"], m["time_reward_s"], m["zero_std_frac"] = 4, 0.001*float64(s%4), 0.5
 		}
 		if s == 13 {
 			m["grad_norm"] = math.NaN() // logged as null, skipped in the plot
@@ -65,9 +67,9 @@ func TestPlotWritesPNGs(t *testing.T) {
 			}
 		}
 		sort.Strings(names)
-		want := []string{"eval_metrics.png", "grad_norm.png", "loss.png", "lr.png", "train_tokens_per_s.png"}
+		want := []string{"eval_metrics.png", "grad_norm.png", "loss.png", "lr.png", "throughput.png"}
 		if rl {
-			want = append(want, "clip_frac.png", "entropy.png", "kl.png", "reward.png", "train_reward_std.png", "train_resp_len.png")
+			want = append(want, "clip_frac.png", "entropy.png", "kl.png", "resp_len.png", "reward.png", "reward_parts.png", "rollout_levels.png")
 		}
 		sort.Strings(want)
 		if strings.Join(names, " ") != strings.Join(want, " ") {
@@ -90,5 +92,28 @@ func TestPlotErrors(t *testing.T) {
 	os.WriteFile(empty, nil, 0o644)
 	if _, err := Plot(empty, dir); err == nil || !strings.Contains(err.Error(), "no metric lines") {
 		t.Fatalf("empty file: %v", err)
+	}
+}
+
+// A constant learning rate and evaluations at a single step are not
+// drawn; neither are timings and counters.
+func TestPlotSkipsTrivialFigures(t *testing.T) {
+	dir := t.TempDir()
+	mp := filepath.Join(dir, File)
+	l, err := Open(mp, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for s := 1; s <= 10; s++ {
+		l.Log("train", s, Metrics{"loss": 1 / float64(s), "lr": 1e-4, "updates": 4, "time_reward_s": float64(s), "epoch": 0})
+	}
+	l.Log("eval", 10, Metrics{"tid": 0.5, "fcm": 0.25, "exact_match": 0.2})
+	l.Close()
+	files, err := Plot(mp, filepath.Join(dir, "plots"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) != 1 || filepath.Base(files[0]) != "loss.png" {
+		t.Fatalf("wrote %v, want only loss.png", files)
 	}
 }

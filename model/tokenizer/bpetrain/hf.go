@@ -105,12 +105,12 @@ func quote(s string) string {
 
 // WriteDir writes tokenizer.json and tokenizer_config.json into dir.
 func (t *Tokenizer) WriteDir(dir string, modelMaxLength int) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, 0o777); err != nil {
 		return fmt.Errorf("bpetrain: %w", err)
 	}
 	for name, body := range map[string][]byte{"tokenizer.json": t.TokenizerJSON(), "tokenizer_config.json": t.ConfigJSON(modelMaxLength)} {
 		path := filepath.Join(dir, name)
-		if err := os.WriteFile(path+".tmp", body, 0o644); err != nil {
+		if err := os.WriteFile(path+".tmp", body, 0o666); err != nil {
 			return fmt.Errorf("bpetrain: write %s: %w", path, err)
 		}
 		if err := os.Rename(path+".tmp", path); err != nil {

@@ -18,6 +18,9 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/argrl/argrl/internal/atomicfile"
+	"github.com/argrl/argrl/internal/redact"
 )
 
 // Config describes an endpoint. Zero values take the defaults in brackets.
@@ -114,17 +117,18 @@ func (c *Client) Post(ctx context.Context, path string, body any, parse func([]b
 			return nil
 		}
 	}
+	shown := redact.URL(url) // errors never show a password
 	var last error
 	for attempt := 0; attempt <= c.retries; attempt++ {
 		if attempt > 0 {
 			if err := c.sleep(ctx, c.backoff<<(attempt-1)); err != nil {
-				return fmt.Errorf("%s: %w (last error: %v)", url, err, last)
+				return redact.Error(fmt.Errorf("%s: %w (last error: %v)", shown, err, last))
 			}
 		}
 		b, retry, err := c.once(ctx, url, raw)
 		if err == nil {
 			if err := parse(b); err != nil {
-				return fmt.Errorf("%s: %w", url, err)
+				return fmt.Errorf("%s: %w", shown, err)
 			}
 			c.store(key, b)
 			return nil
@@ -134,7 +138,7 @@ func (c *Client) Post(ctx context.Context, path string, body any, parse func([]b
 			break
 		}
 	}
-	return fmt.Errorf("%s: %w", url, last)
+	return redact.Error(fmt.Errorf("%s: %w", shown, last))
 }
 
 // once is one attempt; retry says whether a failure is worth retrying.
@@ -196,10 +200,10 @@ func (c *Client) store(key string, b []byte) {
 		return
 	}
 	p := c.path(key)
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(p), atomicfile.DirMode); err != nil {
 		return
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(p), ".tmp-*")
+	tmp, err := atomicfile.CreateTemp(filepath.Dir(p), ".tmp-*")
 	if err != nil {
 		return
 	}
