@@ -34,14 +34,8 @@ func TestEvalRefusesBadInputsBeforeWork(t *testing.T) {
 	}
 	for _, c := range cases {
 		stdout, stderr, err := runCmd(t, newEvalCmd, c.args...)
-		if err == nil {
-			t.Errorf("%s: no error", c.name)
+		if !errHas(t, c.name, err, c.want...) {
 			continue
-		}
-		for _, w := range c.want {
-			if !strings.Contains(err.Error(), w) {
-				t.Errorf("%s: error %q lacks %q", c.name, err, w)
-			}
 		}
 		if strings.Contains(err.Error(), "config.json") || strings.Contains(err.Error(), ".tmp-") || strings.Contains(err.Error(), "probe") || stdout != "" || stderr != "" {
 			t.Errorf("%s: worked before refusing, or named a temporary file: err %q, stdout %q, stderr %q", c.name, err, stdout, stderr)
@@ -63,4 +57,20 @@ func TestWriteReportNamesTheTarget(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), target) || strings.Contains(err.Error(), ".tmp-") {
 		t.Fatalf("err %v, want one naming %s and no temporary file", err, target)
 	}
+}
+
+// errHas reports an error of case name unless err contains every want; it
+// returns whether err is non-nil.
+func errHas(t *testing.T, name string, err error, want ...string) bool {
+	t.Helper()
+	if err == nil {
+		t.Errorf("%s: no error", name)
+		return false
+	}
+	for _, w := range want {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("%s: error %q lacks %q", name, err, w)
+		}
+	}
+	return true
 }

@@ -146,7 +146,7 @@ reward --reward (` + strings.Join(reward.Names(), ", ") + `).
 
 stdout has one JSON line per prediction, in input order:
   {"id","reward","gate","metrics":{"tid":0|1,"tsa":..,"aca":..,"alc":..,"fcm":..},"parts":{...},"args":[...]}
-("sample" is copied when the prediction has one); progress goes to stderr.
+("sample" is copied when the prediction has one).
 
 r2if reads the <reason> block, so it needs --format reason_tool. Its CER
 needs a student model: --student DIR (with --student-adapter,

@@ -116,14 +116,8 @@ func TestRewardCommandErrors(t *testing.T) {
 		p := writeFile(t, dir, "preds.jsonl", c.preds)
 		args := append([]string{"--reward", "rm3", "--data", dataPath, "--predictions", p}, c.args...)
 		stdout, _, err := runCmd(t, newRewardCmd, args...)
-		if err == nil {
-			t.Errorf("%s: no error", c.name)
+		if !errHas(t, c.name, err, c.want...) {
 			continue
-		}
-		for _, w := range c.want {
-			if !strings.Contains(err.Error(), w) {
-				t.Errorf("%s: error %q lacks %q", c.name, err, w)
-			}
 		}
 		if c.name == "not JSON" && stdout != "" {
 			t.Errorf("%s: wrote to stdout before failing: %q", c.name, stdout)
@@ -150,14 +144,7 @@ func TestEvalCommand(t *testing.T) {
 			t.Errorf("table lacks %s:\n%s", w, stdout)
 		}
 	}
-	b, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rep map[string]float64
-	if err := json.Unmarshal(b, &rep); err != nil {
-		t.Fatal(err)
-	}
+	rep := readRates(t, out)
 	// cur stops at ALC (Spanish values), joke is a correct no-call.
 	want := map[string]float64{"n": 2, "tid": 1, "tsa": 1, "aca": 1, "alc": 0.5, "fcm": 0.5, "exact_match": 0.5,
 		"name_acc": 1, "arg_score": (1 + (2.0/3+1.0/3)/2) / 2}
