@@ -19,6 +19,9 @@ type ImportOptions struct {
 	// validate, listing each one (file:line and reason) in Stats.Skipped,
 	// instead of failing. Off by default: a bad item is a hard error.
 	SkipBad bool
+	// Progress, when set, is called after each source item is converted
+	// with the items done and the items in the file.
+	Progress func(done, total int)
 }
 
 // ImportStats reports what an importer did.
@@ -125,7 +128,10 @@ func convertAll(path string, items []item, opts ImportOptions, conv func(it item
 	st := ImportStats{Items: len(items)}
 	var out []Record
 	seen := map[string]int{}
-	for _, it := range items {
+	for n, it := range items {
+		if opts.Progress != nil && n > 0 {
+			opts.Progress(n, len(items))
+		}
 		recs, err := conv(it)
 		if err == nil {
 			for i := range recs {
@@ -153,6 +159,9 @@ func convertAll(path string, items []item, opts ImportOptions, conv func(it item
 		out = append(out, recs...)
 	}
 	st.Records = len(out)
+	if opts.Progress != nil && len(items) > 0 {
+		opts.Progress(len(items), len(items))
+	}
 	return out, st, nil
 }
 

@@ -55,8 +55,15 @@ type r2if struct {
 }
 
 func newR2IF(c Config, s *Scorer) (Reward, error) {
+	if c.Format != "reason_tool" {
+		f := c.Format
+		if f == "" {
+			f = "tool_call"
+		}
+		return nil, fmt.Errorf("reward r2if: it scores the <reason> block of format reason_tool, and the responses are in %s (docs/contracts.md §2): give format reason_tool", f)
+	}
 	if c.R2IF.WCER != 0 && c.Student == nil {
-		return nil, fmt.Errorf("reward r2if: CER needs a student model (Config.Student; the rollout engine provides one) or r2if.w_cer: 0")
+		return nil, fmt.Errorf("reward r2if: CER needs a student model (reward.student in a run config, --student for train reward) or r2if.w_cer: 0")
 	}
 	if c.R2IF.WCER != 0 && c.R2IF.K <= 0 {
 		return nil, fmt.Errorf("reward r2if: r2if.k must be > 0, got %d", c.R2IF.K)

@@ -167,3 +167,16 @@ func TestGetUnknown(t *testing.T) {
 		t.Errorf("unknown format: err %v, want one listing tool_call", err)
 	}
 }
+
+// r2if reads the <reason> block: another format would score every response
+// without its reasoning, so it is refused.
+func TestR2IFNeedsReasonTool(t *testing.T) {
+	for _, f := range []string{"", "tool_call", "pythonic"} {
+		c := DefaultConfig()
+		c.Format, c.R2IF.WCER = f, 0
+		_, err := Get("r2if", c)
+		if err == nil || !strings.Contains(err.Error(), "reason_tool") {
+			t.Errorf("format %q: err %v, want one naming reason_tool", f, err)
+		}
+	}
+}

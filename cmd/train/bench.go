@@ -83,26 +83,26 @@ func runBench(cmd *cobra.Command, f *evalFlags, args []string) error {
 	if err != nil {
 		return fmt.Errorf("eval: %w", err)
 	}
-	texts, err := responses(cmd, f, recs)
-	if err != nil {
-		return fmt.Errorf("eval: %w", err)
-	}
-	fm, err := format.Get(f.score.format, format.Options{RejectString: f.score.rejectString})
+	fm, err := format.Get(f.reward.Format, format.Options{RejectString: f.reward.RejectString})
 	if err != nil {
 		return fmt.Errorf("eval: %w", err)
 	}
 	var agg reward.BFCLAggregate
-	for i := range recs {
-		v, err := reward.BFCLCheck(&recs[i], fm.Parse(texts[i]))
+	err = responses(cmd, f, recs, func(i int, text string) error {
+		v, err := reward.BFCLCheck(&recs[i], fm.Parse(text))
 		if err != nil {
-			return fmt.Errorf("eval: %w", err)
+			return err
 		}
 		agg.Add(recs[i].BFCL.Category, v)
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("eval: %w", err)
 	}
 	rep := agg.Report()
 	fmt.Fprint(cmd.OutOrStdout(), rep.Table())
 	if f.out != "" {
-		if err := writeJSONFile(f.out, rep); err != nil {
+		if err := writeReport(f.out, rep); err != nil {
 			return fmt.Errorf("eval: %w", err)
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/argrl/argrl/data"
+	"github.com/argrl/argrl/trainer/metrics"
 )
 
 // dataCmd groups the dataset tools; children register on it (convert and
@@ -38,13 +39,22 @@ Sources: ` + strings.Join(data.ImporterNames(), ", ") + `.
 Every record gets --lang as its language. A source item that cannot be
 converted is an error naming file and line, unless --skip-bad, which skips it
 and lists it on stderr. Known quirks of a source's data are handled and
-counted on stderr ("quirk: N× what"). OUT is written atomically.`,
+counted on stderr ("quirk: N× what"), with the progress. OUT is written
+atomically.`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if from == "" {
 				return fmt.Errorf("data convert: --from is required (%s)", strings.Join(data.ImporterNames(), ", "))
 			}
-			recs, st, err := data.Import(from, args[0], data.ImportOptions{Answers: answers, Lang: lang, SkipBad: skipBad})
+			errw := cmd.ErrOrStderr()
+			var prog *metrics.Progress // made at the first item, when the file's item count is known
+			progress := func(done, total int) {
+				if prog == nil {
+					prog = metrics.NewCounter(errw, "convert", total)
+				}
+				prog.Step(done, nil, 0)
+			}
+			recs, st, err := data.Import(from, args[0], data.ImportOptions{Answers: answers, Lang: lang, SkipBad: skipBad, Progress: progress})
 			var bad *data.Error
 			if errors.As(err, &bad) && bad.Line > 0 && !skipBad {
 				return fmt.Errorf("data convert: %w (--skip-bad skips such items)", err)
@@ -55,7 +65,6 @@ counted on stderr ("quirk: N× what"). OUT is written atomically.`,
 			if err := data.WriteFile(args[1], recs); err != nil {
 				return fmt.Errorf("data convert: %w", err)
 			}
-			errw := cmd.ErrOrStderr()
 			for _, s := range st.Skipped {
 				fmt.Fprintln(errw, "skipped:", s)
 			}

@@ -1,10 +1,10 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 
@@ -13,6 +13,9 @@ import (
 	"github.com/argrl/argrl/data"
 	"github.com/argrl/argrl/internal/atomicfile"
 	"github.com/argrl/argrl/reward"
+	"github.com/argrl/argrl/trainer"
+	"github.com/argrl/argrl/trainer/config"
+	"github.com/argrl/argrl/trainer/metrics"
 )
 
 func init() { root.AddCommand(newEvalCmd()) }
@@ -23,12 +26,10 @@ type evalFlags struct {
 	predictions, bench                    string
 	sets                                  []string
 	gen                                   genFlags // model-driven evaluation (generate.go)
-}
 
-// generateForEval produces one greedy response per record for model-driven
-// evaluation. The rollout engine (issue 5) sets it; until then it is nil
-// and `train eval` needs --predictions.
-var generateForEval func(ctx context.Context, f *evalFlags, recs []data.Record) ([]string, error)
+	run    *config.Config // the loaded --config (nil without one)
+	reward reward.Config  // the scorer's settings: the config's reward.*, then the flags
+}
 
 func newEvalCmd() *cobra.Command {
 	f := &evalFlags{}
@@ -39,8 +40,13 @@ func newEvalCmd() *cobra.Command {
 
 With --predictions, the responses are read from a JSONL file of {"id","text"}
 lines, exactly one per record. Without it, they are generated greedily by the
-model (--model/--adapter, or --config), which needs the rollout engine.
-The table goes to stdout; --out also writes the rates as JSON.
+model (--model/--adapter, or --config) with the rollout engine.
+The table goes to stdout, progress to stderr; --out also writes the rates as
+JSON (its directory must exist: it is checked before any work).
+
+With --config, the scorer is the one training uses: format, judge and every
+reward.* key (judge_http, alc_threshold, ...) come from the config, and a
+flag given explicitly overrides its key.
 
 With --bench bfcl DIR, the records are every single-turn BFCL question file
 in DIR (BFCL_v4_<category>.json, answers in DIR/possible_answer/, BFCL's own
@@ -50,6 +56,9 @@ table gives each category's accuracy and the leaderboard's summary columns
 as JSON.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := resolveEval(cmd, f); err != nil {
+				return fmt.Errorf("eval: %w", err)
+			}
 			if f.bench != "" || len(args) > 0 {
 				return runBench(cmd, f, args)
 			}
@@ -61,7 +70,7 @@ as JSON.`,
 	fl.StringVar(&f.predictions, "predictions", "", `responses, one {"id","text"} JSONL line per record`)
 	fl.StringVar(&f.out, "out", "", "write the report as JSON to this file")
 	fl.StringVar(&f.bench, "bench", "", "benchmark: bfcl (then the one argument is a BFCL data directory)")
-	fl.StringVar(&f.config, "config", "", "run config (format, judge, data.test, model)")
+	fl.StringVar(&f.config, "config", "", "run config (format, judge, reward.*, data.test, model)")
 	fl.StringArrayVar(&f.sets, "set", nil, "override one config key (with --config)")
 	fl.StringVar(&f.model, "model", "", "model directory (model-driven evaluation)")
 	fl.StringVar(&f.adapter, "adapter", "", "LoRA adapter directory (model-driven evaluation)")
@@ -70,25 +79,34 @@ as JSON.`,
 	return c
 }
 
-func runEval(cmd *cobra.Command, f *evalFlags) error {
+// resolveEval loads --config (data, model and the scorer's settings; the
+// flags given explicitly win) and checks --out, before any work.
+func resolveEval(cmd *cobra.Command, f *evalFlags) error {
+	f.reward = reward.DefaultConfig()
 	if f.config != "" {
 		rc, err := loadRunConfig("sft", &runFlags{config: f.config, sets: f.sets})
 		if err != nil {
-			return fmt.Errorf("eval: %w", err)
+			return err
 		}
-		if !cmd.Flags().Changed("format") {
-			f.score.format = rc.Format
-		}
-		if !cmd.Flags().Changed("judge") {
-			f.score.judge = rc.Judge
-		}
-		if f.dataPath == "" {
+		f.run = &rc
+		f.reward = trainer.RewardPackageConfig(rc)
+		if f.dataPath == "" && f.bench == "" {
 			f.dataPath = rc.Data.Test
 		}
 		if f.model == "" {
 			f.model = rc.Model.Path
 		}
 	}
+	if err := f.score.apply(cmd.Flags(), &f.reward); err != nil {
+		return err
+	}
+	if f.out != "" {
+		return checkOutPath("--out", f.out)
+	}
+	return nil
+}
+
+func runEval(cmd *cobra.Command, f *evalFlags) error {
 	if f.dataPath == "" {
 		return fmt.Errorf("eval: --data is required")
 	}
@@ -96,46 +114,64 @@ func runEval(cmd *cobra.Command, f *evalFlags) error {
 	if err != nil {
 		return fmt.Errorf("eval: %w", err)
 	}
-	texts, err := responses(cmd, f, recs)
+	if len(recs) == 0 {
+		return fmt.Errorf("eval: %s has no records: nothing to evaluate", f.dataPath)
+	}
+	s, err := reward.NewScorer(f.reward)
 	if err != nil {
 		return fmt.Errorf("eval: %w", err)
 	}
-	s, err := reward.NewScorer(f.score.config())
+	var agg reward.Aggregate
+	err = responses(cmd, f, recs, func(i int, text string) error {
+		o, err := s.Score(cmd.Context(), &recs[i], text)
+		if err != nil {
+			return err
+		}
+		agg.Add(o)
+		return nil
+	})
 	if err != nil {
 		return fmt.Errorf("eval: %w", err)
 	}
-	rep, _, err := s.Evaluate(cmd.Context(), recs, texts)
-	if err != nil {
-		return fmt.Errorf("eval: %w", err)
-	}
+	rep := agg.Report()
 	fmt.Fprint(cmd.OutOrStdout(), rep.Table())
 	if f.out != "" {
-		if err := writeJSONFile(f.out, rep); err != nil {
+		if err := writeReport(f.out, rep); err != nil {
 			return fmt.Errorf("eval: %w", err)
 		}
 	}
 	return nil
 }
 
-// responses returns one response per record: from --predictions, else
-// generated by the model.
-func responses(cmd *cobra.Command, f *evalFlags, recs []data.Record) ([]string, error) {
+// responses hands each record's response to each, in record order: from
+// --predictions, else generated greedily by the model as it comes. Progress
+// (records done, generated tokens/s, ETA) goes to stderr.
+func responses(cmd *cobra.Command, f *evalFlags, recs []data.Record, each func(i int, text string) error) error {
+	prog := metrics.NewCounter(cmd.ErrOrStderr(), "eval", len(recs))
+	emit := func(i int, text string, tokens int) error {
+		if err := each(i, text); err != nil {
+			return err
+		}
+		prog.Step(i+1, nil, tokens)
+		return nil
+	}
 	if f.predictions != "" {
-		return predictionTexts(f.predictions, recs)
+		texts, err := predictionTexts(f.predictions, recs)
+		if err != nil {
+			return err
+		}
+		for i, t := range texts {
+			if err := emit(i, t, 0); err != nil {
+				return err
+			}
+		}
+		return nil
 	}
-	return generateTexts(cmd.Context(), f, recs)
-}
-
-// generateTexts is model-driven evaluation: greedy responses from the
-// model, scored exactly like a predictions file.
-func generateTexts(ctx context.Context, f *evalFlags, recs []data.Record) ([]string, error) {
 	if f.model == "" {
-		return nil, fmt.Errorf("give --predictions F, or a model (--model DIR or --config F)")
+		return fmt.Errorf("give --predictions F, or a model (--model DIR or --config F)")
 	}
-	if generateForEval == nil {
-		return nil, errors.New("model-driven evaluation needs the rollout engine (issue 5); use --predictions F with responses from another engine meanwhile")
-	}
-	return generateForEval(ctx, f, recs)
+	_, err := evalGenerate(cmd.Context(), f, recs, emit)
+	return err
 }
 
 // predictionTexts returns one response per record, in record order: every
@@ -192,4 +228,53 @@ func writeJSONFile(path string, v any) error {
 		return err
 	}
 	return os.Rename(tmp.Name(), path)
+}
+
+// writeReport writes v as JSON to path (--out); an error names path, not
+// the temporary file it goes through.
+func writeReport(path string, v any) error {
+	if err := writeJSONFile(path, v); err != nil {
+		return fmt.Errorf("write %s: %w", path, bareError(err))
+	}
+	return nil
+}
+
+// checkOutPath refuses an output path that cannot be written, before any
+// work: its directory must exist and take a new file, and the path must
+// not be a directory. flag names the option in the error.
+func checkOutPath(flag, path string) error {
+	dir := filepath.Dir(path)
+	st, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("%s %s: directory %s does not exist", flag, path, dir)
+	case err != nil:
+		return fmt.Errorf("%s %s: directory %s: %w", flag, path, dir, bareError(err))
+	case !st.IsDir():
+		return fmt.Errorf("%s %s: %s is not a directory", flag, path, dir)
+	}
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		return fmt.Errorf("%s %s is a directory; give a file name", flag, path)
+	}
+	probe, err := os.CreateTemp(dir, ".train-probe-*")
+	if err != nil {
+		return fmt.Errorf("%s %s: cannot create a file in %s: %w", flag, path, dir, bareError(err))
+	}
+	probe.Close()
+	os.Remove(probe.Name())
+	return nil
+}
+
+// bareError drops the file name an *os.PathError or *os.LinkError carries
+// (a temporary file's, which means nothing to the user).
+func bareError(err error) error {
+	var pe *fs.PathError
+	var le *os.LinkError
+	switch {
+	case errors.As(err, &pe):
+		return pe.Err
+	case errors.As(err, &le):
+		return le.Err
+	}
+	return err
 }

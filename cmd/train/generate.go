@@ -23,6 +23,7 @@ import (
 	"github.com/argrl/argrl/model/chat"
 	"github.com/argrl/argrl/model/tokenizer"
 	"github.com/argrl/argrl/rollout"
+	"github.com/argrl/argrl/trainer/metrics"
 )
 
 // train generate --model DIR [--adapter DIR] (--data F | --prompt-ids F) [--n 8]
@@ -34,11 +35,8 @@ import (
 // token_ids and logprobs are the response's, logprobs[t] = log p(token t |
 // prompt, earlier response tokens) at temperature 1 (what `train score`
 // prints for the same ids). The same flags give byte-identical output.
-// Also the model-driven path of `train eval` (generateForEval).
-func init() {
-	root.AddCommand(newGenerateCmd())
-	generateForEval = evalGenerate
-}
+// Also the model-driven path of `train eval` (evalGenerate).
+func init() { root.AddCommand(newGenerateCmd()) }
 
 // genFlags are the model and engine options generate and eval share.
 type genFlags struct {
@@ -203,11 +201,14 @@ eos_token_id, at a --stop string, or after --max-new-tokens.`,
 			}
 			p.StopIDs = rollout.StopIDs(s.tok, s.m.Config)
 			w := bufio.NewWriter(cmd.OutOrStdout())
+			prog := metrics.NewCounter(cmd.ErrOrStderr(), "generate", len(prompts))
 			for grp, err := range s.eng.Groups(cmd.Context(), prompts, p) {
 				if err != nil {
 					return fmt.Errorf("generate: %w", err)
 				}
+				tokens := 0
 				for _, smp := range grp.Samples {
+					tokens += len(smp.IDs)
 					line, err := sampleLine(grp.ID, smp)
 					if err != nil {
 						return fmt.Errorf("generate: %s, sample %d: %w", where[grp.Index], smp.Index, err)
@@ -219,6 +220,7 @@ eos_token_id, at a --stop string, or after --max-new-tokens.`,
 				if err := w.Flush(); err != nil {
 					return fmt.Errorf("generate: %w", err)
 				}
+				prog.Step(grp.Index+1, nil, tokens)
 			}
 			st := s.eng.Stats()
 			fmt.Fprintf(cmd.ErrOrStderr(), "generate: %d prompts × %d samples: %d new tokens in %.2fs (%.1f tokens/s; prefill %.2fs, %d decode steps %.2fs)\n",
@@ -361,15 +363,12 @@ func sampleLine(id string, s rollout.Sample) ([]byte, error) {
 // evalGenerate is `train eval`'s model-driven path: one greedy response
 // per record, stopping at EOS/end of turn, the config's stop strings or
 // max_new_tokens (--max-new-tokens, else the config's rollout.max_new_tokens,
-// else 512).
-func evalGenerate(ctx context.Context, f *evalFlags, recs []data.Record) ([]string, error) {
+// else 512). Each response goes to each as it is done, in record order,
+// with its token count.
+func evalGenerate(ctx context.Context, f *evalFlags, recs []data.Record, each func(i int, text string, tokens int) error) ([]string, error) {
 	g := f.gen
 	var stop []string
-	if f.config != "" {
-		rc, err := loadRunConfig("sft", &runFlags{config: f.config, sets: f.sets})
-		if err != nil {
-			return nil, err
-		}
+	if rc := f.run; rc != nil {
 		if g.template == "" {
 			g.template = rc.Model.Template
 		}
@@ -396,18 +395,22 @@ func evalGenerate(ctx context.Context, f *evalFlags, recs []data.Record) ([]stri
 		return nil, err
 	}
 	defer s.close()
-	prompts, err := s.recordPrompts(recs, g.template, f.score.format)
+	prompts, err := s.recordPrompts(recs, g.template, f.reward.Format)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", f.dataPath, err)
 	}
-	p := rollout.Params{MaxNewTokens: g.maxNewTokens, StopIDs: rollout.StopIDs(s.tok, s.m.Config), Stop: stop}
-	out, err := s.eng.Greedy(ctx, prompts, p)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", f.dataPath, err)
-	}
-	texts := make([]string, len(out))
-	for i, smp := range out {
-		texts[i] = smp.Text
+	// Greedy decoding, group by group (what Engine.Greedy does at once).
+	p := rollout.Params{G: 1, MaxNewTokens: g.maxNewTokens, StopIDs: rollout.StopIDs(s.tok, s.m.Config), Stop: stop}
+	texts := make([]string, len(prompts))
+	for grp, err := range s.eng.Groups(ctx, prompts, p) {
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", f.dataPath, err)
+		}
+		smp := grp.Samples[0]
+		texts[grp.Index] = smp.Text
+		if err := each(grp.Index, smp.Text, len(smp.IDs)); err != nil {
+			return nil, err
+		}
 	}
 	return texts, nil
 }

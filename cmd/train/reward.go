@@ -6,10 +6,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/argrl/argrl/data"
 	"github.com/argrl/argrl/reward"
@@ -21,6 +23,8 @@ func init() { root.AddCommand(newRewardCmd()) }
 type scoreFlags struct {
 	format, judge, rejectString      string
 	judgeURL, judgeModel, judgeCache string
+	judgeTimeout, judgeBackoff       float64
+	judgeRetries                     int
 }
 
 func addScoreFlags(cmd *cobra.Command, f *scoreFlags) {
@@ -31,13 +35,46 @@ func addScoreFlags(cmd *cobra.Command, f *scoreFlags) {
 	fl.StringVar(&f.judgeURL, "judge-url", "", "judge http: OpenAI-compatible base URL, e.g. http://localhost:8000/v1")
 	fl.StringVar(&f.judgeModel, "judge-model", "", "judge http: model name")
 	fl.StringVar(&f.judgeCache, "judge-cache", "", `judge http: cache folder ("off" disables; default: the user cache folder)`)
+	fl.Float64Var(&f.judgeTimeout, "judge-timeout", 30, "judge http: seconds each request may take (reward.judge_http.timeout_s)")
+	fl.IntVar(&f.judgeRetries, "judge-retries", 3, "judge http: further attempts after a failed request (reward.judge_http.retries)")
+	fl.Float64Var(&f.judgeBackoff, "judge-backoff", 1, "judge http: seconds before the first retry, doubling after each (reward.judge_http.backoff_s)")
 }
 
-func (f *scoreFlags) config() reward.Config {
-	c := reward.DefaultConfig()
-	c.Format, c.Judge, c.RejectString = f.format, f.judge, f.rejectString
-	c.JudgeHTTP.URL, c.JudgeHTTP.Model, c.JudgeHTTP.CacheDir = f.judgeURL, f.judgeModel, f.judgeCache
-	return c
+// apply writes the flags given on the command line into c (defaults, or
+// a config's reward settings), leaving the others as c has them.
+func (f *scoreFlags) apply(fl *pflag.FlagSet, c *reward.Config) error {
+	set := func(name string, dst *string, v string) {
+		if fl.Changed(name) {
+			*dst = v
+		}
+	}
+	set("format", &c.Format, f.format)
+	set("judge", &c.Judge, f.judge)
+	set("reject-string", &c.RejectString, f.rejectString)
+	set("judge-url", &c.JudgeHTTP.URL, f.judgeURL)
+	set("judge-model", &c.JudgeHTTP.Model, f.judgeModel)
+	set("judge-cache", &c.JudgeHTTP.CacheDir, f.judgeCache)
+	for _, s := range []struct {
+		name string
+		v    float64
+		dst  *float64
+	}{{"judge-timeout", f.judgeTimeout, &c.JudgeHTTP.TimeoutS}, {"judge-backoff", f.judgeBackoff, &c.JudgeHTTP.BackoffS}} {
+		if !fl.Changed(s.name) {
+			continue
+		}
+		if !(s.v > 0) || math.IsInf(s.v, 0) {
+			return fmt.Errorf("--%s %v: want a number of seconds > 0", s.name, s.v)
+		}
+		*s.dst = s.v
+	}
+	if fl.Changed("judge-retries") {
+		if f.judgeRetries < 0 {
+			return fmt.Errorf("--judge-retries %d: want ≥ 0", f.judgeRetries)
+		}
+		n := f.judgeRetries
+		c.JudgeHTTP.Retries = &n
+	}
+	return nil
 }
 
 // prediction is one line of a predictions file.
@@ -98,6 +135,7 @@ func indexRecords(recs []data.Record) map[string]*data.Record {
 
 func newRewardCmd() *cobra.Command {
 	var sf scoreFlags
+	var stu studentFlags
 	var name, dataPath, predPath string
 	var wCER float64
 	c := &cobra.Command{
@@ -108,14 +146,23 @@ reward --reward (` + strings.Join(reward.Names(), ", ") + `).
 
 stdout has one JSON line per prediction, in input order:
   {"id","reward","gate","metrics":{"tid":0|1,"tsa":..,"aca":..,"alc":..,"fcm":..},"parts":{...},"args":[...]}
-("sample" is copied when the prediction has one). r2if's CER needs a student
-model, which comes with the rollout engine: use --w-cer 0 until then.`,
+("sample" is copied when the prediction has one).
+
+r2if reads the <reason> block, so it needs --format reason_tool. Its CER
+needs a student model: --student DIR (with --student-adapter,
+--student-tokenizer, --student-template, as reward.student.* in a config;
+it samples as the rollout defaults say), or --w-cer 0 to score without CER.
+--judge http talks to an OpenAI-compatible endpoint; --judge-timeout,
+--judge-retries and --judge-backoff bound what a failing one costs.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if name == "" || dataPath == "" || predPath == "" {
 				return fmt.Errorf("reward: --reward, --data and --predictions are required")
 			}
-			cfg := sf.config()
+			cfg := reward.DefaultConfig()
+			if err := sf.apply(cmd.Flags(), &cfg); err != nil {
+				return fmt.Errorf("reward: %w", err)
+			}
 			if cmd.Flags().Changed("w-cer") {
 				cfg.R2IF.WCER = wCER
 			}
@@ -134,6 +181,14 @@ model, which comes with the rollout engine: use --w-cer 0 until then.`,
 					}
 				}
 			}
+			var st *lazyStudent
+			if stu.path != "" || stu.adapter != "" || stu.tokenizer != "" || stu.template != "" {
+				if name != "r2if" {
+					return fmt.Errorf("reward: --student is only used by --reward r2if")
+				}
+				st = &lazyStudent{}
+				cfg.Student = st
+			}
 			rw, err := reward.Get(name, cfg)
 			if err != nil {
 				return fmt.Errorf("reward: %w", err)
@@ -141,6 +196,12 @@ model, which comes with the rollout engine: use --w-cer 0 until then.`,
 			preds, err := readPredictions(predPath, byID)
 			if err != nil {
 				return fmt.Errorf("reward: %w", err)
+			}
+			if st != nil {
+				if err := st.open(stu, cfg.Format, cfg.RejectString); err != nil {
+					return fmt.Errorf("reward: %w", err)
+				}
+				defer st.close()
 			}
 			w := bufio.NewWriter(cmd.OutOrStdout())
 			enc := json.NewEncoder(w)
@@ -175,5 +236,6 @@ model, which comes with the rollout engine: use --w-cer 0 until then.`,
 	fl.StringVar(&predPath, "predictions", "", `predictions JSONL, one {"id","text"} per line`)
 	fl.Float64Var(&wCER, "w-cer", 1, "r2if: weight of CER (0 scores r2if without a student model)")
 	addScoreFlags(c, &sf)
+	addStudentFlags(c, &stu)
 	return c
 }

@@ -83,11 +83,15 @@ func TestRewardCommand(t *testing.T) {
 		}
 	}
 	// r2if without a student needs --w-cer 0.
-	if _, _, err := runCmd(t, newRewardCmd, "--reward", "r2if", "--data", dataPath, "--predictions", preds); err == nil || !strings.Contains(err.Error(), "student") {
+	if _, _, err := runCmd(t, newRewardCmd, "--reward", "r2if", "--format", "reason_tool", "--data", dataPath, "--predictions", preds); err == nil || !strings.Contains(err.Error(), "student") {
 		t.Errorf("r2if without --w-cer 0: err %v", err)
 	}
-	if _, _, err := runCmd(t, newRewardCmd, "--reward", "r2if", "--w-cer", "0", "--data", dataPath, "--predictions", preds); err != nil {
+	if _, _, err := runCmd(t, newRewardCmd, "--reward", "r2if", "--format", "reason_tool", "--w-cer", "0", "--data", dataPath, "--predictions", preds); err != nil {
 		t.Errorf("r2if --w-cer 0: %v", err)
+	}
+	// r2if reads the <reason> block: another format is refused, not scored 0.
+	if stdout, _, err := runCmd(t, newRewardCmd, "--reward", "r2if", "--w-cer", "0", "--data", dataPath, "--predictions", preds); err == nil || !strings.Contains(err.Error(), "reason_tool") || stdout != "" {
+		t.Errorf("r2if with --format tool_call: err %v, stdout %q; want a refusal naming reason_tool", err, stdout)
 	}
 }
 
@@ -112,14 +116,8 @@ func TestRewardCommandErrors(t *testing.T) {
 		p := writeFile(t, dir, "preds.jsonl", c.preds)
 		args := append([]string{"--reward", "rm3", "--data", dataPath, "--predictions", p}, c.args...)
 		stdout, _, err := runCmd(t, newRewardCmd, args...)
-		if err == nil {
-			t.Errorf("%s: no error", c.name)
+		if !errHas(t, c.name, err, c.want...) {
 			continue
-		}
-		for _, w := range c.want {
-			if !strings.Contains(err.Error(), w) {
-				t.Errorf("%s: error %q lacks %q", c.name, err, w)
-			}
 		}
 		if c.name == "not JSON" && stdout != "" {
 			t.Errorf("%s: wrote to stdout before failing: %q", c.name, stdout)
@@ -146,14 +144,7 @@ func TestEvalCommand(t *testing.T) {
 			t.Errorf("table lacks %s:\n%s", w, stdout)
 		}
 	}
-	b, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rep map[string]float64
-	if err := json.Unmarshal(b, &rep); err != nil {
-		t.Fatal(err)
-	}
+	rep := readRates(t, out)
 	// cur stops at ALC (Spanish values), joke is a correct no-call.
 	want := map[string]float64{"n": 2, "tid": 1, "tsa": 1, "aca": 1, "alc": 0.5, "fcm": 0.5, "exact_match": 0.5,
 		"name_acc": 1, "arg_score": (1 + (2.0/3+1.0/3)/2) / 2}
@@ -178,5 +169,48 @@ func TestEvalCommand(t *testing.T) {
 	}
 	if _, _, err := runCmd(t, newEvalCmd, "--data", dataPath); err == nil || !strings.Contains(err.Error(), "--predictions") {
 		t.Errorf("no predictions: err %v", err)
+	}
+}
+
+// `train reward --reward r2if --student DIR` scores CER with that student
+// (the committed tiny model); flags that cannot work are refused before it
+// loads.
+func TestRewardR2IFStudent(t *testing.T) {
+	dir := t.TempDir()
+	dataPath := writeFile(t, dir, "data.jsonl", cliData)
+	reasoned := `<reason>The user wants 15000 euro in dollars.</reason><tool>[{"name": "get_conversion_cost", "arguments": {"amount": 15000, "from_currency": "euro", "to_currency": "dollars"}}]</tool>`
+	preds := writeFile(t, dir, "preds.jsonl", predLine(t, "cur", reasoned))
+	student := "../../configs/demo/base-model"
+	stdout, _, err := runCmd(t, newRewardCmd, "--reward", "r2if", "--format", "reason_tool", "--student", student, "--data", dataPath, "--predictions", preds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Reward float64            `json:"reward"`
+		Parts  map[string]float64 `json:"parts"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &got); err != nil {
+		t.Fatalf("stdout %q: %v", stdout, err)
+	}
+	cer, ok := got.Parts["cer"]
+	if !ok || cer < -1 || cer > 1 {
+		t.Fatalf("parts %v: want a CER in [-1, 1]", got.Parts)
+	}
+	if want := 3*got.Parts["binary"] + cer + got.Parts["smv"]; math.Abs(got.Reward-want) > 1e-9 {
+		t.Errorf("reward %v, want 3·binary + cer + smv = %v", got.Reward, want)
+	}
+	for _, c := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"student for another reward", []string{"--reward", "rm3", "--student", student}, "only used by --reward r2if"},
+		{"r2if in tool_call, missing student", []string{"--reward", "r2if", "--student", filepath.Join(dir, "none")}, "reason_tool"},
+		{"missing student", []string{"--reward", "r2if", "--format", "reason_tool", "--student", filepath.Join(dir, "none")}, "--student " + filepath.Join(dir, "none")},
+	} {
+		_, _, err := runCmd(t, newRewardCmd, append(c.args, "--data", dataPath, "--predictions", preds)...)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: err %v, want one with %q", c.name, err, c.want)
+		}
 	}
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/argrl/argrl/kernels"
 	"github.com/argrl/argrl/model"
+	"github.com/argrl/argrl/trainer/metrics"
 )
 
 // train score --model DIR [--adapter DIR] (--ids 1,2,3 | --input F.jsonl)
@@ -23,7 +24,8 @@ import (
 // One JSON line per input sequence: {"token_ids":[...],"logprobs":[null,
 // lp1, ...]} with logprobs[t] = log p(token t | tokens < t) (docs/contracts.md §8).
 // Works on a model directory without tokenizer files. Every input is
-// validated before anything is printed; nothing but JSON goes to stdout.
+// validated before anything is printed; nothing but JSON goes to stdout
+// (progress goes to stderr).
 func init() { root.AddCommand(newScoreCmd()) }
 
 func newScoreCmd() *cobra.Command {
@@ -80,6 +82,7 @@ func newScoreCmd() *cobra.Command {
 			}
 			defer m.Close()
 			w := bufio.NewWriter(cmd.OutOrStdout())
+			prog := metrics.NewCounter(cmd.ErrOrStderr(), "score", len(seqs))
 			for i, s := range seqs {
 				lps, err := m.LogProbs([][]int32{s}, true)
 				if err != nil {
@@ -92,6 +95,7 @@ func newScoreCmd() *cobra.Command {
 				if _, err := w.Write(line); err != nil {
 					return fmt.Errorf("score: %w", err)
 				}
+				prog.Step(i+1, nil, len(s))
 			}
 			return w.Flush()
 		},

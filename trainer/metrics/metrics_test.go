@@ -158,3 +158,40 @@ func TestProgressPlainLinesRateLimited(t *testing.T) {
 		t.Fatal("fmtDuration")
 	}
 }
+
+func TestCounterWaitsOneIntervalThenRateLimits(t *testing.T) {
+	var buf bytes.Buffer
+	p := NewCounter(&buf, "eval", 40)
+	now := time.Unix(1000, 0)
+	p.now = func() time.Time { return now }
+	p.t0, p.tokT, p.last = now, now, now
+	for n := 1; n <= 40; n++ {
+		now = now.Add(time.Second) // 1 s and 50 tokens per item
+		p.Step(n, nil, 50)
+	}
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	// Nothing before 10 s, then every 10 s, then the last item: 10, 20, 30, 40.
+	want := []string{
+		"eval 10/40  tok/s 50  eta 30s",
+		"eval 20/40  tok/s 50  eta 20s",
+		"eval 30/40  tok/s 50  eta 10s",
+		"eval 40/40  tok/s 50  in 40s",
+	}
+	if strings.Join(lines, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("lines:\n%s\nwant:\n%s", buf.String(), strings.Join(want, "\n"))
+	}
+
+	// A job shorter than the interval prints only its last line.
+	buf.Reset()
+	p = NewCounter(&buf, "score", 3)
+	now = time.Unix(2000, 0)
+	p.now = func() time.Time { return now }
+	p.t0, p.tokT, p.last = now, now, now
+	for n := 1; n <= 3; n++ {
+		now = now.Add(time.Second)
+		p.Step(n, nil, 0)
+	}
+	if got := buf.String(); got != "score 3/3  in 3s\n" {
+		t.Fatalf("short job printed %q", got)
+	}
+}

@@ -6,6 +6,11 @@ package metrics
 // The first and the last step are always shown. Tokens/s is measured over
 // the steps since the previous line; the ETA extrapolates the mean step time
 // since this process started (so a resumed run estimates from its own pace).
+//
+// A counter (NewCounter) is the same line over the items of a long command
+// (evaluation, generation, scoring, conversion): "LABEL n/total", and its
+// first line waits one interval, so a job shorter than that prints only its
+// last line, which gives the time taken.
 
 import (
 	"fmt"
@@ -23,6 +28,8 @@ type Progress struct {
 	every time.Duration
 	now   func() time.Time
 
+	label        string // "step", or a counter's label
+	counter      bool
 	total, start int // steps in the run; step the process started at
 	t0, last     time.Time
 	printed      bool
@@ -39,12 +46,20 @@ func NewProgress(w io.Writer, total, start int) *Progress {
 			tty = true
 		}
 	}
-	p := &Progress{w: w, tty: tty, total: total, start: start, now: time.Now, every: 10 * time.Second}
+	p := &Progress{w: w, tty: tty, label: "step", total: total, start: start, now: time.Now, every: 10 * time.Second}
 	if tty {
 		p.every = 500 * time.Millisecond
 	}
 	p.t0 = p.now()
-	p.tokT = p.t0
+	p.tokT, p.last = p.t0, p.t0
+	return p
+}
+
+// NewCounter writes to w the progress of a command over total items,
+// labelled label (e.g. "eval"); Step(n, nil, tokens) reports n items done.
+func NewCounter(w io.Writer, label string, total int) *Progress {
+	p := NewProgress(w, total, 0)
+	p.label, p.counter = label, true
 	return p
 }
 
@@ -54,11 +69,11 @@ func NewProgress(w io.Writer, total, start int) *Progress {
 func (p *Progress) Step(step int, m Metrics, tokens int) {
 	p.tokens += int64(tokens)
 	t := p.now()
-	if p.printed && step < p.total && t.Sub(p.last) < p.every {
+	if (p.printed || p.counter) && step < p.total && t.Sub(p.last) < p.every {
 		return
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "step %d/%d", step, p.total)
+	fmt.Fprintf(&b, "%s %d/%d", p.label, step, p.total)
 	for _, f := range []struct{ key, label, fmt string }{
 		{"loss", "loss", "%.4f"}, {"reward_mean", "reward", "%.3f"}, {"lr", "lr", "%.3g"},
 	} {
@@ -72,6 +87,9 @@ func (p *Progress) Step(step int, m Metrics, tokens int) {
 	if done := step - p.start; done > 0 && step < p.total {
 		eta := time.Duration(float64(t.Sub(p.t0)) / float64(done) * float64(p.total-step))
 		fmt.Fprintf(&b, "  eta %s", fmtDuration(eta))
+	}
+	if p.counter && step >= p.total {
+		fmt.Fprintf(&b, "  in %s", fmtDuration(t.Sub(p.t0)))
 	}
 	if p.tty {
 		fmt.Fprintf(p.w, "\r\033[K%s", b.String())

@@ -26,6 +26,7 @@ import (
 
 	"github.com/argrl/argrl/data"
 	"github.com/argrl/argrl/data/format"
+	"github.com/argrl/argrl/kernels"
 	"github.com/argrl/argrl/model"
 	"github.com/argrl/argrl/model/chat"
 	"github.com/argrl/argrl/model/tokenizer"
@@ -60,31 +61,59 @@ var _ reward.Student = (*Student)(nil)
 // NewStudent opens the student the config names (the policy's base, with
 // LoRA off, when reward.student.path is empty).
 func NewStudent(cfg config.Config, p Policy) (*Student, error) {
-	st := &Student{policy: p, eng: p.Engine, tok: p.Tokenizer, tmpl: p.Template, params: rollout.Params{
-		Temperature: float32(cfg.Rollout.Temperature), TopP: float32(cfg.Rollout.TopP), TopK: cfg.Rollout.TopK,
-		MaxNewTokens: cfg.Rollout.MaxNewTokens, Stop: cfg.Rollout.Stop,
-		StopIDs: rollout.StopIDs(p.Tokenizer, p.Model.Config), Seed: StreamSeed(cfg.Run.Seed, "r2if-student", 0)}}
-	sc := cfg.Reward.Student
-	if sc.Path == "" {
-		if sc.Adapter != "" {
+	st := newStudent(cfg, p)
+	if cfg.Reward.Student.Path == "" {
+		if cfg.Reward.Student.Adapter != "" {
 			return nil, fmt.Errorf("key \"reward.student.adapter\" needs reward.student.path")
 		}
 		if !p.Model.HasAdapters() {
 			return nil, fmt.Errorf("key \"reward.student.path\" is empty, which means the frozen base with LoRA off, but lora.enabled is false: give the student's model directory")
 		}
+		st.params.StopIDs = rollout.StopIDs(p.Tokenizer, p.Model.Config)
 		return st, nil
 	}
+	if err := st.openOwn(cfg, p.Model.Backend()); err != nil {
+		return nil, err
+	}
+	return st, nil
+}
+
+// OpenStudent opens the student of reward.student (its path is required)
+// on backend be outside a training run (`train reward`): it completes
+// responses in format f, sampling as cfg's rollout keys say.
+func OpenStudent(cfg config.Config, be kernels.Backend, f format.Format) (*Student, error) {
+	if cfg.Reward.Student.Path == "" {
+		return nil, fmt.Errorf("key \"reward.student.path\": give the student's model directory")
+	}
+	st := newStudent(cfg, Policy{Format: f})
+	if err := st.openOwn(cfg, be); err != nil {
+		return nil, err
+	}
+	return st, nil
+}
+
+func newStudent(cfg config.Config, p Policy) *Student {
+	return &Student{policy: p, eng: p.Engine, tok: p.Tokenizer, tmpl: p.Template, params: rollout.Params{
+		Temperature: float32(cfg.Rollout.Temperature), TopP: float32(cfg.Rollout.TopP), TopK: cfg.Rollout.TopK,
+		MaxNewTokens: cfg.Rollout.MaxNewTokens, Stop: cfg.Rollout.Stop,
+		Seed: StreamSeed(cfg.Run.Seed, "r2if-student", 0)}}
+}
+
+// openOwn loads the student's own checkpoint (reward.student.path, its
+// adapter, tokenizer and chat template) and its rollout engine.
+func (st *Student) openOwn(cfg config.Config, be kernels.Backend) error {
+	sc := cfg.Reward.Student
 	tokPath := sc.Tokenizer
 	if tokPath == "" {
 		tokPath = sc.Path
 	}
 	tok, err := tokenizer.Load(tokPath)
 	if err != nil {
-		return nil, fmt.Errorf("key \"reward.student.tokenizer\" (default: reward.student.path): %w", err)
+		return fmt.Errorf("key \"reward.student.tokenizer\" (default: reward.student.path): %w", err)
 	}
-	m, err := model.Open(sc.Path, p.Model.Backend(), model.Options{Adapter: sc.Adapter, MaxLen: cfg.Model.MaxLen})
+	m, err := model.Open(sc.Path, be, model.Options{Adapter: sc.Adapter, MaxLen: cfg.Model.MaxLen})
 	if err != nil {
-		return nil, fmt.Errorf("key \"reward.student.path\": %w", err)
+		return fmt.Errorf("key \"reward.student.path\": %w", err)
 	}
 	tmplName := sc.Template
 	if tmplName == "" {
@@ -92,20 +121,20 @@ func NewStudent(cfg config.Config, p Policy) (*Student, error) {
 	}
 	if st.tmpl, err = chat.New(tmplName, chat.Options{System: cfg.Model.System}); err != nil {
 		m.Close()
-		return nil, fmt.Errorf("key \"reward.student.template\": %w", err)
+		return fmt.Errorf("key \"reward.student.template\": %w", err)
 	}
 	if m.Config.VocabSize < tok.VocabSize() {
 		m.Close()
-		return nil, fmt.Errorf("key \"reward.student.path\": %s has vocab_size %d, fewer than its tokenizer's %d", sc.Path, m.Config.VocabSize, tok.VocabSize())
+		return fmt.Errorf("key \"reward.student.path\": %s has vocab_size %d, fewer than its tokenizer's %d", sc.Path, m.Config.VocabSize, tok.VocabSize())
 	}
 	eng, err := rollout.New(m, rollout.Options{MaxLen: cfg.Model.MaxLen, Tokenizer: tok})
 	if err != nil {
 		m.Close()
-		return nil, err
+		return err
 	}
 	st.own, st.eng, st.tok = m, eng, tok
 	st.params.StopIDs = rollout.StopIDs(tok, m.Config)
-	return st, nil
+	return nil
 }
 
 // Complete implements reward.Student.
