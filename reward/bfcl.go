@@ -46,6 +46,7 @@ func (b *bfclReward) Score(ctx context.Context, rec *data.Record, text string) (
 	} else {
 		r.Gate, r.Parts[v.ErrorType] = v.ErrorType, 1
 	}
+	r.Terms = map[string]float64{"valid": r.Reward}
 	return r, nil
 }
 

@@ -73,8 +73,9 @@ func TestBFCLReward(t *testing.T) {
 		if c.gate == "valid" {
 			want = 1
 		}
-		if res.Reward != want || res.Gate != c.gate || res.Parts["valid"] != want || (want == 0 && res.Parts[c.gate] != 1) {
-			t.Errorf("%s %s %q: reward %v gate %q parts %v, want %v %q", c.format, c.id, c.text, res.Reward, res.Gate, res.Parts, want, c.gate)
+		if res.Reward != want || res.Gate != c.gate || res.Parts["valid"] != want || (want == 0 && res.Parts[c.gate] != 1) ||
+			len(res.Terms) != 1 || res.Terms["valid"] != want {
+			t.Errorf("%s %s %q: reward %v gate %q parts %v terms %v, want %v %q", c.format, c.id, c.text, res.Reward, res.Gate, res.Parts, res.Terms, want, c.gate)
 		}
 	}
 	// The gold calls, rendered, pass: the whole point of the Java literals.

@@ -58,6 +58,10 @@ func (d *decomposed) Score(ctx context.Context, rec *data.Record, text string) (
 		r.Reward = max(0, d.c.FormatWeight*fmtv+d.c.NameWeight*o.NameFrac+d.c.ArgsWeight*o.ArgFrac-
 			d.c.ExtraCallPenalty*float64(o.ExtraCalls))
 	}
+	r.Terms = map[string]float64{"fmt": d.c.FormatWeight * fmtv, "name": d.c.NameWeight * o.NameFrac,
+		"args": d.c.ArgsWeight * o.ArgFrac, "extra_calls": -d.c.ExtraCallPenalty * float64(o.ExtraCalls)}
+	sum := r.Terms["fmt"] + r.Terms["name"] + r.Terms["args"] + r.Terms["extra_calls"]
+	r.Terms["rest"] = r.Reward - sum
 	return r, nil
 }
 
@@ -77,5 +81,6 @@ func (b *binary) Score(ctx context.Context, rec *data.Record, text string) (*Res
 	if o.Exact {
 		r.Reward, r.Parts["exact"], r.Gate = 1, 1, "exact"
 	}
+	r.Terms = map[string]float64{"exact": r.Reward}
 	return r, nil
 }

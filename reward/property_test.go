@@ -3,6 +3,7 @@ package reward
 import (
 	"context"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"path/filepath"
 	"strings"
@@ -161,15 +162,41 @@ func TestHierarchyProperty(t *testing.T) {
 			if rr.Metrics != l {
 				t.Fatalf("record %d: %s metrics %+v differ from rm3's %+v", i, name, rr.Metrics, l)
 			}
+			checkTerms(t, i, name, rr)
 		}
 		if !inRange("rm3", res.Reward) {
 			t.Fatalf("record %d: rm3 = %v out of range", i, res.Reward)
 		}
+		checkTerms(t, i, "rm3", res)
 	}
 	t.Logf("%d random turns: TID %d TSA %d ACA %d ALC %d FCM %d", n, counts["tid"], counts["tsa"], counts["aca"], counts["alc"], counts["fcm"])
 	for _, k := range []string{"tid", "tsa", "aca", "alc", "fcm"} {
 		if counts[k] == 0 || counts[k] == n {
 			t.Errorf("level %s passed on %d of %d turns: the generator does not exercise it", k, counts[k], n)
+		}
+	}
+}
+
+// checkTerms: a reward's Terms add up to it (adv.per_part), and the rm
+// rewards put it in "gate" exactly when ACA fails, in "args" when it passes.
+func checkTerms(t *testing.T, i int, name string, r *Result) {
+	t.Helper()
+	keys := map[string][]string{"rm1": {"args", "gate"}, "rm2": {"args", "gate"}, "rm3": {"args", "gate"},
+		"decomposed": {"args", "extra_calls", "fmt", "name", "rest"}, "binary": {"exact"}}[name]
+	var sum float64
+	for _, k := range keys {
+		v, ok := r.Terms[k]
+		if !ok {
+			t.Fatalf("record %d: %s: term %q missing from %v", i, name, k, r.Terms)
+		}
+		sum += v
+	}
+	if len(r.Terms) != len(keys) || math.Abs(sum-r.Reward) > 1e-12 {
+		t.Fatalf("record %d: %s: terms %v sum to %v, reward %v", i, name, r.Terms, sum, r.Reward)
+	}
+	if len(keys) == 2 && keys[1] == "gate" {
+		if want := map[bool]string{true: "args", false: "gate"}[r.Metrics.ACA]; r.Terms[want] != r.Reward {
+			t.Fatalf("record %d: %s: ACA %v but terms %v (reward %v)", i, name, r.Metrics.ACA, r.Terms, r.Reward)
 		}
 	}
 }

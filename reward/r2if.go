@@ -101,6 +101,7 @@ func (r *r2if) Score(ctx context.Context, rec *data.Record, text string) (*Resul
 	}
 	res.Parts["binary"], res.Parts["cer"], res.Parts["smv"] = bin, cer, smv
 	res.Reward = r.c.WBinary*bin + r.c.WCER*cer + r.c.WSMV*smv
+	res.Terms = map[string]float64{"binary": r.c.WBinary * bin, "cer": r.c.WCER * cer, "smv": r.c.WSMV * smv}
 	res.Gate = "wrong"
 	if o.Exact {
 		res.Gate = "exact"

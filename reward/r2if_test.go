@@ -90,6 +90,10 @@ func TestR2IF(t *testing.T) {
 	if want := 3 + 0.75 + wantSMV; !near(res.Reward, want) {
 		t.Errorf("reward %v, want %v", res.Reward, want)
 	}
+	// The terms (adv.per_part) are the weighted parts: w_binary 3, w_cer 1, w_smv 1.
+	if tm := res.Terms; len(tm) != 3 || !near(tm["binary"], 3) || !near(tm["cer"], 0.75) || !near(tm["smv"], wantSMV) {
+		t.Errorf("terms %v, want binary 3, cer 0.75, smv %v", tm, wantSMV)
+	}
 
 	// One gold call missing: not correct; SMV counts the missing call 0.
 	half := rt.RenderWithReason(reasoning, rec.Calls[:1], rec.Tools)

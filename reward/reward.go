@@ -27,6 +27,16 @@ type Result struct {
 	Gate    string             `json:"gate"`
 	Metrics Levels             `json:"metrics"`
 	Parts   map[string]float64 `json:"parts"`
+	// Terms split Reward into additive terms, Σ Terms = Reward up to
+	// rounding, each oriented so that more is better: what adv.per_part
+	// normalizes one by one within a group (docs/contracts.md §5). rm1,
+	// rm2 and rm3: "gate" (the reward when the TID/TSA/ACA gates fail,
+	// else 0) and "args" (the reward once they pass, set by the argument
+	// values); decomposed: its weighted fmt, name, args and −extra_calls
+	// and "rest" (what the no-call, invalid-format and max(0, ·) branches
+	// add to that sum); r2if: the weighted binary, cer and smv; binary:
+	// "exact"; bfcl: "valid".
+	Terms map[string]float64 `json:"terms,omitempty"`
 	// Args are the per-argument comparisons, with language verdicts and
 	// RM-3 scores for textual ones.
 	Args []ArgScore `json:"args,omitempty"`

@@ -104,5 +104,9 @@ func (r *rm) fromOutcome(o *Outcome) *Result {
 			res.Reward, res.Gate = cont, "alc_cont"
 		}
 	}
+	res.Terms = map[string]float64{"gate": res.Reward, "args": 0}
+	if l.ACA {
+		res.Terms = map[string]float64{"gate": 0, "args": res.Reward}
+	}
 	return res
 }

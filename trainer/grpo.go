@@ -24,11 +24,20 @@ package trainer
 //     baseline stays one number per rollout; paper 000 §4.3 writes the
 //     weight on the reward, R_{i,t} = β·R_i on argument-value tokens;
 //   - a group whose G rewards are equal contributes nothing but its KL term
-//     (no dynamic re-sampling); zero_std_frac logs how often that happens;
+//     unless dynamic_sampling.enabled replaces it (DAPO, sample.go);
+//     zero_std_frac logs how often that happens;
 //   - no dropout during RL (rl.go), so the first ratio is 1.
+//
+// The variants of docs/contracts.md §5 plug in here: adv.estimator (rloo,
+// reinforce++) and adv.per_part (GDPO) choose the advantages
+// (rl/estimators.go), is_level: sequence the GSPO ratio (rl/loss.go);
+// overlong shaping, dynamic sampling and tis.cap are shared with PPO
+// (sample.go).
 
 import (
 	"context"
+	"fmt"
+	"maps"
 
 	"github.com/argrl/argrl/trainer/config"
 	"github.com/argrl/argrl/trainer/metrics"
@@ -45,11 +54,18 @@ func GRPO(ctx context.Context, cfg config.Config, o RLOptions) (*RLResult, error
 	G, beta := r.g, cfg.TokenWeight.Beta
 	// The objective per response token (rl/loss.go), with ρ = π/π_old:
 	// ℓ_t = −min(ρÂ, clip(ρ, 1−ε_lo, 1+ε_hi)Â) + kl.coef·KL_t(π, π_ref).
-	obj := rl.Objective{EpsLow: cfg.Clip.EpsLow, EpsHigh: cfg.Clip.EpsHigh, KLCoef: cfg.KL.Coef, KL: cfg.KL.Estimator}
+	obj := rl.Objective{EpsLow: cfg.Clip.EpsLow, EpsHigh: cfg.Clip.EpsHigh, KLCoef: cfg.KL.Coef, KL: cfg.KL.Estimator,
+		SeqLevel: cfg.IsLevel == "sequence"}
+	spec := rl.AdvSpec{Estimator: cfg.Adv.Estimator, NormByStd: cfg.Adv.NormByStd, Delta: cfg.Adv.Delta, PerPart: cfg.Adv.PerPart}
 
 	return r.loop(ctx, o.StopAfter, obj, func(items []*item, rewards []float64, m metrics.Metrics) ([]*item, error) {
-		// ---- group-normalized advantages, then β on argument-value tokens.
-		adv, err := rl.GroupAdvantages(rewards, G, cfg.Adv.NormByStd, cfg.Adv.Delta)
+		// ---- group-normalized advantages (adv.estimator, adv.per_part),
+		// then β on argument-value tokens.
+		lens, terms, err := advInputs(items, spec.PerPart, r.rw.Name())
+		if err != nil {
+			return nil, err
+		}
+		adv, err := rl.Advantages(spec, rewards, G, lens, terms)
 		if err != nil {
 			return nil, err
 		}
@@ -60,6 +76,31 @@ func GRPO(ctx context.Context, cfg config.Config, o RLOptions) (*RLResult, error
 			rolls[i] = &it.roll
 		}
 		rl.AdvantageMetrics(m, rolls)
-		return trainable(items), nil
+		return r.trainable(items), nil
 	})
+}
+
+// advInputs returns each rollout's response length and, for adv.per_part,
+// its reward terms (reward.Result.Terms, with the overlong penalty as the
+// term "overlong" when there is one).
+func advInputs(items []*item, perPart bool, rewardName string) ([]int, []map[string]float64, error) {
+	lens := make([]int, len(items))
+	var terms []map[string]float64
+	if perPart {
+		terms = make([]map[string]float64, len(items))
+	}
+	for i, it := range items {
+		lens[i] = len(it.sample.IDs)
+		if !perPart {
+			continue
+		}
+		if len(it.res.Terms) == 0 {
+			return nil, nil, fmt.Errorf("adv.per_part: reward %s reports no terms (reward.Result.Terms) to normalize one by one", rewardName)
+		}
+		terms[i] = maps.Clone(it.res.Terms)
+		if it.shaping != 0 {
+			terms[i]["overlong"] = it.shaping
+		}
+	}
+	return lens, terms, nil
 }

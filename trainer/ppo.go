@@ -51,11 +51,11 @@ func PPO(ctx context.Context, cfg config.Config, o RLOptions) (*RLResult, error)
 	// ℓ_t = −min(ρÂ, clip(ρ, 1−ε_lo, 1+ε_hi)Â) + kl.coef·KL_t(π, π_ref)
 	//       + vf_coef·½·max((V−ret)², (clip(V, V_old ± value_clip)−ret)²).
 	obj := rl.Objective{EpsLow: cfg.Clip.EpsLow, EpsHigh: cfg.Clip.EpsHigh, KLCoef: cfg.KL.Coef, KL: cfg.KL.Estimator,
-		VfCoef: cfg.PPO.VfCoef, ValueClip: cfg.PPO.ValueClip}
+		VfCoef: cfg.PPO.VfCoef, ValueClip: cfg.PPO.ValueClip, SeqLevel: cfg.IsLevel == "sequence"}
 
 	return r.loop(ctx, o.StopAfter, obj, func(items []*item, _ []float64, m metrics.Metrics) ([]*item, error) {
 		// ---- critic values, GAE, batch whitening, then β.
-		train := trainable(items)
+		train := r.trainable(items)
 		if err := r.values(train); err != nil {
 			return nil, err
 		}
@@ -63,7 +63,7 @@ func PPO(ctx context.Context, cfg config.Config, o RLOptions) (*RLResult, error)
 		rolls := make([]*rl.Rollout, len(train))
 		var vsum float64
 		for i, it := range train {
-			advs[i], it.roll.Ret = rl.GAE(it.roll.OldV, it.res.Reward, cfg.PPO.Gamma, cfg.PPO.Lambda)
+			advs[i], it.roll.Ret = rl.GAE(it.roll.OldV, it.res.Reward+it.shaping, cfg.PPO.Gamma, cfg.PPO.Lambda)
 			vsum += float64(it.roll.OldV[0])
 		}
 		rl.Whiten(advs)

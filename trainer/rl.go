@@ -64,12 +64,13 @@ type RLResult struct {
 
 // item is one rollout of a step.
 type item struct {
-	ex     *Example
-	sample rollout.Sample
-	seq    []int32 // prompt + response ids
-	start  int     // len(prompt)
-	res    *reward.Result
-	roll   rl.Rollout
+	ex      *Example
+	sample  rollout.Sample
+	seq     []int32 // prompt + response ids
+	start   int     // len(prompt)
+	res     *reward.Result
+	shaping float64 // added to res.Reward before the advantages (overlong.mode penalty)
+	roll    rl.Rollout
 }
 
 // rlSpec is what GRPO or PPO asks of the shared setup.
@@ -231,8 +232,9 @@ func valueHead(s *Setup) []*model.Param {
 }
 
 // rollOut samples r.g responses for each of the step's prompts (rollout
-// seed: a hash of run.seed and the step) and returns them group by group.
-func (r *rlRun) rollOut(ctx context.Context, step int, recs []int, m metrics.Metrics) ([]*item, error) {
+// seed: a hash of run.seed, the step and, for dynamic sampling's further
+// batches, the batch) and returns them group by group.
+func (r *rlRun) rollOut(ctx context.Context, step, batch int, recs []int, m metrics.Metrics) ([]*item, error) {
 	t0 := time.Now()
 	exs := r.Setup.Train.Examples
 	prompts := make([]rollout.Prompt, len(recs))
@@ -241,6 +243,9 @@ func (r *rlRun) rollOut(ctx context.Context, step int, recs []int, m metrics.Met
 	}
 	p := r.params
 	p.Seed = rl.StreamSeed(r.Config.Run.Seed, "rollout", step)
+	if batch > 0 {
+		p.Seed = rl.StreamSeed(r.Config.Run.Seed, fmt.Sprintf("rollout/%d", batch), step)
+	}
 	if r.Setup.Model.HasAdapters() { // the policy: adapters on
 		if err := r.Setup.Model.SetAdapters(true); err != nil {
 			return nil, err
@@ -292,11 +297,14 @@ func (r *rlRun) score(ctx context.Context, items []*item, m metrics.Metrics) ([]
 func (r *rlRun) micro() int { return max(1, r.Config.Optim.BatchSize*r.g) }
 
 // trainable returns the items with at least one response token (an empty
-// response has nothing to train on; it still counts in the rewards).
-func trainable(items []*item) []*item {
+// response has nothing to train on; it still counts in the rewards) and,
+// with overlong.mode filter, that ended on a stop (a truncated one counts
+// in its group's baseline only).
+func (r *rlRun) trainable(items []*item) []*item {
+	filter := r.Config.Overlong.Mode == "filter"
 	var out []*item
 	for _, it := range items {
-		if len(it.sample.IDs) > 0 {
+		if len(it.sample.IDs) > 0 && (!filter || it.sample.Finish == rollout.FinishStop) {
 			out = append(out, it)
 		}
 	}
@@ -305,7 +313,7 @@ func trainable(items []*item) []*item {
 
 // reference fills RefLP (logπ_ref of each response token) when kl.coef ≠ 0.
 func (r *rlRun) reference(items []*item, m metrics.Metrics) error {
-	if r.Config.KL.Coef == 0 {
+	if r.Config.KL.Coef == 0 || len(items) == 0 {
 		return nil
 	}
 	t0 := time.Now()
@@ -328,6 +336,15 @@ func (r *rlRun) reference(items []*item, m metrics.Metrics) error {
 
 // values fills OldV with the critic's values before the update (PPO).
 func (r *rlRun) values(items []*item) error {
+	return r.forwardEach(items, "values", func(o *model.Outputs, b int, it *item) error {
+		it.roll.OldV = append([]float32(nil), o.Values[b][it.start-1:len(it.seq)-1]...)
+		return nil
+	})
+}
+
+// forwardEach runs the policy's forward (adapters on, no gradient) over
+// items in micro-batches and hands each item its row b of the outputs.
+func (r *rlRun) forwardEach(items []*item, what string, each func(o *model.Outputs, b int, it *item) error) error {
 	ch := r.micro()
 	for i := 0; i < len(items); i += ch {
 		part := items[i:min(i+ch, len(items))]
@@ -337,10 +354,12 @@ func (r *rlRun) values(items []*item) error {
 		}
 		o, err := r.Setup.Model.Forward(seqs, true)
 		if err != nil {
-			return fmt.Errorf("values: %w", err)
+			return fmt.Errorf("%s: %w", what, err)
 		}
 		for b, it := range part {
-			it.roll.OldV = append([]float32(nil), o.Values[b][it.start-1:len(it.seq)-1]...)
+			if err := each(o, b, it); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
@@ -349,6 +368,9 @@ func (r *rlRun) values(items []*item) error {
 // update runs ppo.epochs passes of updates on the objective obj over the
 // step's rollouts, mini-batch by mini-batch, at learning rate lr.
 func (r *rlRun) update(items []*item, obj rl.Objective, step int, lr float64, m metrics.Metrics) error {
+	if err := r.trainOldLogProbs(items, m); err != nil {
+		return err
+	}
 	t0 := time.Now()
 	mb := r.Config.PPO.MiniBatch
 	if mb <= 0 || mb > len(items) {
@@ -440,16 +462,13 @@ func (r *rlRun) loop(ctx context.Context, stopAfter int, obj rl.Objective, adv a
 			return r.res, fmt.Errorf("%s: step %d: %w", r.rlSpec.name, step, err)
 		}
 
-		// ---- roll out G responses per prompt (PPO: one); score them.
-		items, err := r.rollOut(ctx, step, sb.Records(), m)
+		// ---- roll out G responses per prompt (PPO: one); score them
+		// (sample.go: overlong shaping, dynamic sampling).
+		smp, err := r.sample(ctx, step, sb, m)
 		if err != nil {
 			return fail(err)
 		}
-		rewards, err := r.score(ctx, items, m)
-		if err != nil {
-			return fail(err)
-		}
-		train, err := adv(items, rewards, m)
+		train, err := adv(smp.items, smp.rewards, m)
 		if err != nil {
 			return fail(err)
 		}
@@ -463,7 +482,7 @@ func (r *rlRun) loop(ctx context.Context, stopAfter int, obj rl.Objective, adv a
 		}
 
 		// ---- log, evaluate, checkpoint.
-		if err := r.endStep(ctx, step, sb, m, items, t0); err != nil {
+		if err := r.endStep(ctx, step, sb, m, smp.all, t0); err != nil {
 			return r.res, fmt.Errorf("%s: %w", r.rlSpec.name, err)
 		}
 	}

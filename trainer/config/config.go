@@ -24,6 +24,12 @@ type Config struct {
 	Judge     string `yaml:"judge"`      // language judge: builtin | http
 	LossAgg   string `yaml:"loss_agg"`   // token-mean | seq-mean-token-mean | seq-mean-token-sum-norm
 	EvalEvery int    `yaml:"eval_every"` // validation every N optimizer steps (0: only at the end)
+	// IsLevel is where the importance ratio lives (docs/contracts.md §5):
+	// token (ρ_t = π/π_old per token, clipped per token: PPO, GRPO) or
+	// sequence (GSPO: one ratio per response, exp of the mean token
+	// log-ratio, clipped as a whole; GSPO's paper pairs it with loss_agg
+	// seq-mean-token-mean and a clip range of a few 1e-4).
+	IsLevel string `yaml:"is_level"`
 
 	Run         RunConfig         `yaml:"run"`
 	Model       ModelConfig       `yaml:"model"`
@@ -38,8 +44,13 @@ type Config struct {
 	Adv         AdvConfig         `yaml:"adv"`
 	Clip        ClipConfig        `yaml:"clip"`
 	PPO         PPOConfig         `yaml:"ppo"`
-	Init        InitConfig        `yaml:"init"`
-	Checkpoint  CheckpointConfig  `yaml:"checkpoint"`
+	// DAPO's dynamic sampling and overlong shaping, and the rollout/training
+	// mismatch correction (docs/contracts.md §5).
+	DynamicSampling DynamicSamplingConfig `yaml:"dynamic_sampling"`
+	Overlong        OverlongConfig        `yaml:"overlong"`
+	TIS             TISConfig             `yaml:"tis"`
+	Init            InitConfig            `yaml:"init"`
+	Checkpoint      CheckpointConfig      `yaml:"checkpoint"`
 }
 
 // RunConfig names the run directory and its seed.
@@ -158,10 +169,21 @@ type RefConfig struct {
 	UpdateEvery int    `yaml:"update_every"` // N > 0: lagged copy of the policy every N steps
 }
 
-// AdvConfig: group advantage normalization.
+// AdvConfig: GRPO's advantages (PPO's come from its critic; docs/contracts.md §5).
 type AdvConfig struct {
-	NormByStd bool    `yaml:"norm_by_std"` // false: Dr.GRPO
-	Delta     float64 `yaml:"delta"`
+	NormByStd bool    `yaml:"norm_by_std"` // grpo: divide by the group's std (false: Dr.GRPO)
+	Delta     float64 `yaml:"delta"`       // grpo: A = (r − mean)/(std + delta)
+	// Estimator is the baseline: grpo (the group mean, and its std with
+	// norm_by_std), rloo (the mean of the group's other G−1 rewards, no
+	// std) or reinforce++ (no group baseline: the rewards whitened over
+	// every response token of the step, as verl's REINFORCE++).
+	Estimator string `yaml:"estimator"`
+	// PerPart (grpo only, G ≥ 2) normalizes each additive term of the
+	// reward (reward.Result.Terms: rm*'s gate and args, decomposed's
+	// weighted parts, r2if's binary/cer/smv) within its group, sums the
+	// terms' advantages, and divides the sums by their std over the
+	// step's rollouts (GDPO; TRL's normalize_then_sum).
+	PerPart bool `yaml:"per_part"`
 }
 
 // ClipConfig: PPO-style ratio clipping bounds.
@@ -178,6 +200,41 @@ type PPOConfig struct {
 	Lambda    float64 `yaml:"lambda"`
 	VfCoef    float64 `yaml:"vf_coef"`
 	ValueClip float64 `yaml:"value_clip"`
+}
+
+// DynamicSamplingConfig: DAPO's dynamic sampling (GRPO only). A group
+// whose G rewards are all equal has no advantage; with Enabled it is
+// dropped, and the step rolls out further batches of prompts (the
+// Batcher's next step groups, so a resumed run draws the same ones) until
+// it holds optim.batch_size × optim.grad_accum informative groups or has
+// rolled out MaxBatches batches; it trains on the first groups kept, at
+// most a full step's (none kept: no update that step).
+type DynamicSamplingConfig struct {
+	Enabled    bool `yaml:"enabled"`
+	MaxBatches int  `yaml:"max_batches"` // rollout batches per step at most, the first included (≥ 1)
+}
+
+// OverlongConfig: what to do with responses that reach
+// rollout.max_new_tokens L (DAPO). none: nothing; filter: a response cut
+// off without a stop (the truncated_frac ones) is left out of the loss,
+// its reward still in its group's baseline; penalty: DAPO's soft length
+// penalty is added to every reward, 0 up to L − Buffer tokens, then
+// falling linearly to −Penalty at L tokens.
+type OverlongConfig struct {
+	Mode    string  `yaml:"mode"`    // none | filter | penalty
+	Buffer  int     `yaml:"buffer"`  // penalty: the last Buffer tokens before L are penalized (1 … L)
+	Penalty float64 `yaml:"penalty"` // penalty: the penalty at L tokens (≥ 0)
+}
+
+// TISConfig: truncated importance sampling against a rollout/training
+// mismatch. With Cap > 0, π_old is no longer the sampler's log-probs but
+// those of the training forward on the rolled-out tokens, before the
+// step's first update, and each token's surrogate is weighted by
+// min(π_old/π_rollout, Cap). On the CPU backend the two agree bit for bit
+// (docs/design.md), so the weights are 1; a backend whose sampler rounds
+// differently (cuda-bf16tc) needs it.
+type TISConfig struct {
+	Cap float64 `yaml:"cap"` // 0: off; else ≥ 1
 }
 
 // InitConfig: start RL from an SFT adapter.
@@ -204,7 +261,7 @@ type CheckpointConfig struct {
 // hyper-parameters, paper 000's sampling).
 func Default() Config {
 	return Config{
-		Algo: "sft", Format: "tool_call", Judge: "builtin", LossAgg: "token-mean", EvalEvery: 50,
+		Algo: "sft", Format: "tool_call", Judge: "builtin", LossAgg: "token-mean", EvalEvery: 50, IsLevel: "token",
 		Run:   RunConfig{Dir: "runs/default", Seed: 1},
 		Model: ModelConfig{Backend: "auto", MaxLen: 2048, Init: "pretrained"},
 		Data:  DataConfig{BucketWindow: 64},
@@ -215,12 +272,14 @@ func Default() Config {
 		Rollout: RolloutConfig{G: 8, Temperature: 0.6, TopP: 0.95, MaxNewTokens: 512},
 		Reward: RewardConfig{Name: "rm3", ALCThreshold: reward.DefaultConfig().ALCThreshold,
 			Decomposed: reward.DefaultConfig().Decomposed, R2IF: reward.DefaultConfig().R2IF},
-		TokenWeight: TokenWeightConfig{Beta: 1},
-		KL:          KLConfig{Coef: 0.001, Estimator: "k3"},
-		Adv:         AdvConfig{NormByStd: true, Delta: 1e-6},
-		Clip:        ClipConfig{EpsLow: 0.2, EpsHigh: 0.2},
-		PPO:         PPOConfig{Epochs: 1, Gamma: 1.0, Lambda: 0.95, VfCoef: 0.5, ValueClip: 0.2},
-		Checkpoint:  CheckpointConfig{Every: 100, KeepLast: 3, BestMetric: "fcm"},
+		TokenWeight:     TokenWeightConfig{Beta: 1},
+		KL:              KLConfig{Coef: 0.001, Estimator: "k3"},
+		Adv:             AdvConfig{NormByStd: true, Delta: 1e-6, Estimator: "grpo"},
+		Clip:            ClipConfig{EpsLow: 0.2, EpsHigh: 0.2},
+		PPO:             PPOConfig{Epochs: 1, Gamma: 1.0, Lambda: 0.95, VfCoef: 0.5, ValueClip: 0.2},
+		Checkpoint:      CheckpointConfig{Every: 100, KeepLast: 3, BestMetric: "fcm"},
+		DynamicSampling: DynamicSamplingConfig{MaxBatches: 4},
+		Overlong:        OverlongConfig{Mode: "none", Buffer: 64, Penalty: 1},
 	}
 }
 
@@ -265,6 +324,9 @@ func (c *Config) Validate() error {
 	oneOf("kl.estimator", c.KL.Estimator, "k1", "k2", "k3")
 	oneOf("optim.schedule", c.Optim.Schedule, "cosine", "constant", "linear")
 	oneOf("model.init", c.Model.Init, "pretrained", "random")
+	oneOf("is_level", c.IsLevel, "token", "sequence")
+	oneOf("adv.estimator", c.Adv.Estimator, "grpo", "rloo", "reinforce++")
+	oneOf("overlong.mode", c.Overlong.Mode, "none", "filter", "penalty")
 	positive("token_weight.beta", c.TokenWeight.Beta)
 	positive("optim.lr", c.Optim.LR)
 	if c.LoRA.Enabled {

@@ -163,3 +163,58 @@ func TestConfigSourcesDecode(t *testing.T) {
 		t.Errorf("unknown key in a --set mapping: %v", err)
 	}
 }
+
+// The objective's variants (docs/contracts.md §5): defaults that leave
+// GRPO as it was, and errors that name the key.
+func TestAlgorithmKeys(t *testing.T) {
+	d := Default()
+	if d.IsLevel != "token" || d.Adv.Estimator != "grpo" || d.Adv.PerPart || d.DynamicSampling.Enabled ||
+		d.DynamicSampling.MaxBatches != 4 || d.Overlong.Mode != "none" || d.TIS.Cap != 0 {
+		t.Errorf("defaults: is_level %q, adv %+v, dynamic_sampling %+v, overlong %+v, tis %+v", d.IsLevel, d.Adv, d.DynamicSampling, d.Overlong, d.TIS)
+	}
+	c, err := Load("", []string{"algo=grpo", "is_level=sequence", "adv.estimator=rloo", "dynamic_sampling.enabled=true",
+		"dynamic_sampling.max_batches=3", "overlong.mode=penalty", "overlong.buffer=32", "overlong.penalty=0.5", "tis.cap=2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.ValidateRL(); err != nil {
+		t.Fatal(err)
+	}
+	if c.IsLevel != "sequence" || c.Adv.Estimator != "rloo" || c.DynamicSampling.MaxBatches != 3 || c.Overlong.Buffer != 32 || c.TIS.Cap != 2 {
+		t.Errorf("not applied: %+v", c)
+	}
+	for _, k := range []struct {
+		sets []string
+		want string
+	}{
+		{[]string{"is_level=seq"}, `key "is_level": "seq" is not one of token, sequence`},
+		{[]string{"adv.estimator=ppo"}, `key "adv.estimator": "ppo" is not one of grpo, rloo, reinforce++`},
+		{[]string{"overlong.mode=cut"}, `key "overlong.mode": "cut" is not one of none, filter, penalty`},
+	} {
+		if _, err := Load("", append([]string{"algo=grpo"}, k.sets...)); err == nil || !strings.Contains(err.Error(), k.want) {
+			t.Errorf("%v: %v, want %q", k.sets, err, k.want)
+		}
+	}
+	for _, k := range []struct {
+		sets []string
+		want string
+	}{
+		{[]string{"algo=ppo", "adv.estimator=rloo"}, `"adv.estimator": rloo replaces GRPO's group baseline`},
+		{[]string{"algo=ppo", "dynamic_sampling.enabled=true"}, `"dynamic_sampling.enabled" drops groups`},
+		{[]string{"algo=grpo", "rollout.g=1", "dynamic_sampling.enabled=true"}, `"dynamic_sampling.enabled" drops groups`},
+		{[]string{"algo=grpo", "rollout.g=1", "adv.estimator=rloo"}, `rloo's leave-one-out baseline needs rollout.g ≥ 2`},
+		{[]string{"algo=grpo", "adv.per_part=true", "adv.estimator=reinforce++"}, `"adv.per_part" normalizes within GRPO's groups`},
+		{[]string{"algo=grpo", "dynamic_sampling.max_batches=0"}, `"dynamic_sampling.max_batches": must be ≥ 1`},
+		{[]string{"algo=grpo", "overlong.mode=penalty", "overlong.buffer=600"}, `"overlong.buffer": must be in [1, rollout.max_new_tokens = 512]`},
+		{[]string{"algo=grpo", "overlong.mode=penalty", "overlong.penalty=-1"}, `"overlong.penalty": must be ≥ 0`},
+		{[]string{"algo=grpo", "tis.cap=0.5"}, `"tis.cap": must be 0 (off) or ≥ 1`},
+	} {
+		c, err := Load("", k.sets)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := c.ValidateRL(); err == nil || !strings.Contains(err.Error(), k.want) {
+			t.Errorf("%v: %v, want %q", k.sets, err, k.want)
+		}
+	}
+}

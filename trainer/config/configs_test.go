@@ -25,7 +25,7 @@ func TestConfigsLoadAndValidate(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []string{"grpo-rm1", "grpo-rm2", "grpo-rm3", "grpo-rm3-beta1.5", "grpo-rm3-beta3", "ppo-rm3", "ppo-rm3-beta3",
-		"sft-then-grpo", "decomposed", "binary", "r2if", "grpo-tiny", "ppo-tiny"}
+		"sft-then-grpo", "decomposed", "binary", "r2if", "grpo-tiny", "ppo-tiny", "grpo-dapo"}
 	have := map[string]bool{}
 	for _, f := range files {
 		rel := filepath.ToSlash(strings.TrimPrefix(f, "../../"))
@@ -68,6 +68,9 @@ func TestConfigsLoadAndValidate(t *testing.T) {
 		{"sft-then-grpo", func(c Config) bool { return c.Init.Adapter != "" && c.Init.Merge }},
 		{"r2if", func(c Config) bool {
 			return c.Reward.Name == "r2if" && c.Format == "reason_tool" && c.Reward.R2IF.WBinary == 3
+		}},
+		{"grpo-dapo", func(c Config) bool {
+			return c.DynamicSampling.Enabled && c.Overlong.Mode == "penalty" && c.Clip.EpsHigh == 0.28 && c.KL.Coef == 0 && c.Reward.Name == "rm3"
 		}},
 		{"grpo-rm3", func(c Config) bool {
 			return c.Rollout.G == 8 && c.Rollout.Temperature == 0.6 && c.Rollout.TopP == 0.95 && c.Rollout.MaxNewTokens == 512
@@ -125,7 +128,7 @@ func TestPaperConfigsChainAgrees(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, n := range []string{"grpo-rm1", "grpo-rm2", "grpo-rm3", "grpo-rm3-beta1.5", "grpo-rm3-beta3", "ppo-rm3", "ppo-rm3-beta3", "sft-then-grpo"} {
+	for _, n := range []string{"grpo-rm1", "grpo-rm2", "grpo-rm3", "grpo-rm3-beta1.5", "grpo-rm3-beta3", "ppo-rm3", "ppo-rm3-beta3", "sft-then-grpo", "grpo-dapo"} {
 		c, err := Load("../../configs/"+n+".yaml", nil)
 		if err != nil {
 			t.Fatal(err)

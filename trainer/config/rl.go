@@ -59,8 +59,46 @@ func (c *Config) ValidateRL() error {
 	if c.Reward.Student.Path != "" && c.Reward.Name != "r2if" {
 		bad("key \"reward.student.path\" is only used by reward.name: r2if")
 	}
+	c.validateAlgorithms(bad)
 	if len(errs) > 0 {
 		return fmt.Errorf("invalid config: %s", strings.Join(errs, "; "))
 	}
 	return nil
+}
+
+// validateAlgorithms checks the keys of the objective's variants
+// (docs/contracts.md §5): the advantage estimators, dynamic sampling,
+// overlong shaping and truncated importance sampling.
+func (c *Config) validateAlgorithms(bad func(format string, args ...any)) {
+	grpo := c.Algo == "grpo"
+	if c.Adv.Estimator != "grpo" && !grpo {
+		bad("key \"adv.estimator\": %s replaces GRPO's group baseline; PPO's advantages come from its critic (algo grpo)", c.Adv.Estimator)
+	}
+	if c.Adv.Estimator == "rloo" && c.Rollout.G < 2 {
+		bad("key \"adv.estimator\": rloo's leave-one-out baseline needs rollout.g ≥ 2, got %d", c.Rollout.G)
+	}
+	if c.Adv.PerPart {
+		if !grpo || c.Adv.Estimator != "grpo" {
+			bad("key \"adv.per_part\" normalizes within GRPO's groups: it needs algo grpo and adv.estimator grpo")
+		} else if c.Rollout.G < 2 {
+			bad("key \"adv.per_part\" needs rollout.g ≥ 2, got %d", c.Rollout.G)
+		}
+	}
+	if c.DynamicSampling.Enabled && (!grpo || c.Rollout.G < 2) {
+		bad("key \"dynamic_sampling.enabled\" drops groups of equal rewards: it needs algo grpo and rollout.g ≥ 2")
+	}
+	if c.DynamicSampling.MaxBatches < 1 {
+		bad("key \"dynamic_sampling.max_batches\": must be ≥ 1 (rollout batches per step, the first included), got %d", c.DynamicSampling.MaxBatches)
+	}
+	if c.Overlong.Mode == "penalty" {
+		if c.Overlong.Buffer < 1 || c.Overlong.Buffer > c.Rollout.MaxNewTokens {
+			bad("key \"overlong.buffer\": must be in [1, rollout.max_new_tokens = %d], got %d", c.Rollout.MaxNewTokens, c.Overlong.Buffer)
+		}
+		if !(c.Overlong.Penalty >= 0) {
+			bad("key \"overlong.penalty\": must be ≥ 0, got %v", c.Overlong.Penalty)
+		}
+	}
+	if cp := c.TIS.Cap; !(cp == 0 || cp >= 1) {
+		bad("key \"tis.cap\": must be 0 (off) or ≥ 1, got %v", cp)
+	}
 }

@@ -1,6 +1,9 @@
 // Package rl is the maths of the RL recipes (trainer's GRPO and PPO), on
-// the host: advantages (adv.go), β token weighting (weight.go), the clipped
-// objective and its gradients (this file), what a step logs (stats.go), the
+// the host: advantages (adv.go; RLOO, REINFORCE++, per-part, dynamic
+// sampling's filter and the overlong penalty in estimators.go), β token
+// weighting (weight.go), the clipped objective and its gradients (this
+// file; GSPO's sequence ratio), truncated importance sampling against a
+// rollout/training mismatch (mismatch.go), what a step logs (stats.go), the
 // reference policy (ref.go), R2IF's student (student.go) and the SFT
 // adapter merge that starts RL (init.go).
 //
@@ -23,6 +26,20 @@
 //	     ∂/∂V = V − ret when the unclipped square is the max, else
 //	            (clip(V) − ret)·[V inside V_old ± c]
 //	ℓ_t  = pg_t + kl.coef·kl_t + ppo.vf_coef·vf_t
+//
+// is_level: sequence (GSPO) replaces ρ_t by one ratio per rollout,
+// s = exp(x̄) with x̄ = (1/T)·Σ_k (logπ_k − logπ_old,k) clamped to ±20, so
+// pg_t = −min(s·Â_t, clip(s, 1−ε_lo, 1+ε_hi)·Â_t) (Surrogate at x̄). s
+// depends on every token of the response, each by ∂s/∂logπ_u = s/T, so
+//
+//	∂(Σ_t c·pg_t)/∂logπ_u = (c/T)·Σ_t ∂pg_t/∂x̄ = −(c/T)·s·Σ_{t unclipped} Â_t
+//
+// on every token u (0 when x̄ was clamped). With β = 1 and loss_agg
+// seq-mean-token-mean this is GSPO's −(1/N)·Σ_i min(s_i·A_i, clip(s_i)·A_i).
+//
+// tis.cap: each token's pg_t (and its gradient) is multiplied by its
+// truncated importance weight Rollout.ISW (mismatch.go); KL and value terms
+// are not.
 //
 // Aggregation (loss_agg) over the mini-batch — the sequences of one
 // optimizer update, however they are split into micro-batches — is a
@@ -162,6 +179,7 @@ func (a Aggregation) Weight(i int) float64 { return a.c[i] }
 // the config (VfCoef and ValueClip only matter with values, PPO).
 type Objective struct {
 	EpsLow, EpsHigh float64 // clip.eps_low, clip.eps_high
+	SeqLevel        bool    // is_level: sequence (GSPO)
 	KLCoef          float64 // kl.coef (0: no reference needed)
 	KL              string  // kl.estimator
 	VfCoef          float64 // ppo.vf_coef (PPO)
@@ -174,6 +192,10 @@ type Rollout struct {
 	OldLP []float32 // [T] logπ_old (the rollout's log-probs)
 	RefLP []float32 // [T] logπ_ref; nil when kl.coef = 0
 	Adv   []float32 // [T] Â_t = w_t·A
+	// With tis.cap (mismatch.go): OldLP is the training forward's,
+	// RolloutLP the sampler's, ISW the truncated weights; nil otherwise.
+	RolloutLP []float32 // [T]
+	ISW       []float32 // [T]
 	// PPO only (nil for GRPO):
 	OldV []float32 // [T] the critic's values when the batch was rolled out
 	Ret  []float32 // [T] GAE returns
@@ -241,15 +263,35 @@ func (o Objective) Grads(seqs []Seq, agg Aggregation, lp, ent, vals [][]float32)
 		if ppo && (len(vals[b]) != len(lp[b]) || len(r.OldV) != T || len(r.Ret) != T) {
 			return nil, nil, st, fmt.Errorf("objective: sequence %d: values, old values or returns do not cover its %d tokens", b, T)
 		}
+		if r.ISW != nil && len(r.ISW) != T {
+			return nil, nil, st, fmt.Errorf("objective: sequence %d: %d tokens but %d importance weights", b, T, len(r.ISW))
+		}
 		c := agg.Weight(s.Agg)
 		dlp[b] = make([]float32, len(lp[b]))
 		if ppo {
 			dv[b] = make([]float32, len(lp[b]))
 		}
+		var seqX, seqG float64 // is_level sequence: x̄ and Σ_t ∂pg_t/∂x̄
+		var seqD []float64     // the other terms' ∂/∂logπ, added to at the end
+		if o.SeqLevel {
+			seqX, seqD = meanLogRatio(lp[b][s.Start:], r.OldLP), make([]float64, T)
+		}
 		for k := 0; k < T; k++ {
 			t := s.Start + k
 			x := float64(lp[b][t])
-			pg, g, clipped := Surrogate(x, float64(r.OldLP[k]), float64(r.Adv[k]), o.EpsLow, o.EpsHigh)
+			var pg, g float64
+			var clipped bool
+			if o.SeqLevel {
+				pg, g, clipped = Surrogate(seqX, 0, float64(r.Adv[k]), o.EpsLow, o.EpsHigh)
+			} else {
+				pg, g, clipped = Surrogate(x, float64(r.OldLP[k]), float64(r.Adv[k]), o.EpsLow, o.EpsHigh)
+			}
+			if r.ISW != nil {
+				pg, g = pg*float64(r.ISW[k]), g*float64(r.ISW[k])
+			}
+			if o.SeqLevel {
+				seqG, g = seqG+g, 0
+			}
 			st.PG += c * pg
 			st.Loss += c * pg
 			if clipped {
@@ -278,9 +320,29 @@ func (o Objective) Grads(seqs []Seq, agg Aggregation, lp, ent, vals [][]float32)
 			if ent != nil {
 				st.EntSum += float64(ent[b][t])
 			}
-			dlp[b][t] = float32(c * g)
+			if o.SeqLevel {
+				seqD[k] = g
+			} else {
+				dlp[b][t] = float32(c * g)
+			}
 			st.Tokens++
+		}
+		for k, g := range seqD { // is_level sequence: ∂s/∂logπ_u = s/T on every token
+			dlp[b][s.Start+k] = float32(c * (g + seqG/float64(T)))
 		}
 	}
 	return dlp, dv, st, nil
+}
+
+// meanLogRatio is x̄ = (1/T)·Σ_k (lp_k − old_k) over a response's tokens
+// (0 for an empty one); Surrogate clamps it.
+func meanLogRatio(lp, old []float32) float64 {
+	if len(old) == 0 {
+		return 0
+	}
+	var x float64
+	for k, o := range old {
+		x += float64(lp[k]) - float64(o)
+	}
+	return x / float64(len(old))
 }

@@ -6,7 +6,13 @@ package rl
 //	reward_<part>                                     mean of each reward part (reward.Result.Parts) over
 //	                                                  the rollouts that report it (rm3's alc_cont: past the gates)
 //	rate_tid … rate_fcm                               the rollouts' hierarchical levels (paper 000 §2.3)
-//	zero_std_frac                                     groups whose G rewards are all equal (GRPO)
+//	zero_std_frac                                     groups whose G rewards are all equal (GRPO), of
+//	                                                  the groups trained on (dynamic sampling: 0)
+//	zero_std_frac_sampled, resampled_groups,          dynamic sampling (trainer/sample.go)
+//	groups_trained
+//	overlong_penalty_mean                             overlong.mode penalty (estimators.go)
+//	rollout_train_kl, rollout_train_ratio_max,        tis.cap: the sampler vs the training forward
+//	tis_clip_frac                                     (mismatch.go)
 //	adv_mean, adv_abs_mean                            Â over response tokens (after β)
 //	kl                                                the kl.estimator's token mean against the reference
 //	entropy                                           mean policy entropy per response token (nats)
@@ -17,7 +23,7 @@ package rl
 //	grad_norm, lr                                     before clipping; the step's learning rate
 //	resp_len, resp_len_max, truncated_frac            response tokens per rollout
 //	rollout_tokens_per_s, train_tokens_per_s, ref_tokens_per_s
-//	time_rollout_s, time_reward_s, time_ref_s, time_train_s
+//	time_rollout_s, time_reward_s, time_ref_s, time_train_s, time_old_s (tis.cap)
 //
 // Every key is a plain number so `train plot` can draw it.
 
