@@ -93,7 +93,7 @@ func (fx *mtFixture) params(turns int) Params {
 // tiling the ids, the mask exactly on the sampled ids, zero log-probs
 // elsewhere, texts and offsets, and the template's rendering of the same
 // conversation (the ids decoded, specials kept, are that text; the ids
-// the environment added are a fresh tokenization of their text).
+// are that text tokenized around the sampled turns, whose ids are kept).
 //
 // It returns false, without comparing with the template, for a Llama-3
 // trajectory whose turn has surrounding blanks: that template trims an
@@ -174,6 +174,27 @@ func checkTrajectory(t *testing.T, fx *mtFixture, tmpl chat.Template, f format.F
 	}
 	if got := tok.Decode(append(slices.Clone(promptIDs), s.IDs...), false); got != want {
 		t.Errorf("%s/%d: the trajectory is not the template's rendering of its conversation:\n got %q\nwant %q", rec.ID, s.Index, got, want)
+		return true
+	}
+	// The same in ids: the rendering cut at the turns, the prompt and the
+	// pieces between turns tokenized, each turn's sampled ids in between.
+	first, err := tmpl.Render(data.Record{ID: rec.ID, Tools: rec.Tools, Messages: rec.Messages}, f, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids, _ := tok.Encode(first.Prompt, false)
+	pos := len(first.Prompt)
+	for _, tu := range s.Turns {
+		turn := s.IDs[tu.Start:tu.End]
+		ids = append(ids, turn...)
+		pos += len(tok.Decode(turn, false))
+		glueLen := len(tok.Decode(s.IDs[tu.End:tu.EnvEnd], false))
+		glue, _ := tok.Encode(want[pos:pos+glueLen], false)
+		ids = append(ids, glue...)
+		pos += glueLen
+	}
+	if full := append(slices.Clone(promptIDs), s.IDs...); pos != len(want) || !slices.Equal(ids, full) {
+		t.Errorf("%s/%d: the trajectory's ids are not the template's rendering tokenized around the sampled turns", rec.ID, s.Index)
 	}
 	return true
 }
@@ -441,6 +462,41 @@ func TestEpisodesLimitsAndErrors(t *testing.T) {
 	for _, c := range bad {
 		if err := c.run(); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v, want %q", c.name, err, c.want)
+		}
+	}
+}
+
+// TestGlue: the ids appended after a turn are the template's text between
+// the turn's content and the next turn's: after a sampled end-of-turn
+// token the template's marker is not repeated; after a turn cut short it
+// is added.
+func TestGlue(t *testing.T) {
+	fx := newMTFixture(t)
+	rec := fx.recs[0]
+	p := fx.params(3)
+	r := &runState{e: fx.e, p: &p, mt: &multiTurn{c: Conversation{Template: fx.tmpl, Format: fx.f}, recs: []data.Record{rec}}}
+	eot := mustID(t, fx.tok, "<|im_end|>")
+	text, _ := fx.tok.Encode("<tool_call>\n{\"name\": \"f\"}\n</tool_call>", false)
+	answer := []data.Message{{Role: "tool", Name: "f", Content: `{"ok": true}`}}
+	const after = "\n<|im_start|>user\n<tool_response>\n{\"ok\": true}\n</tool_response><|im_end|>\n<|im_start|>assistant\n"
+	for _, c := range []struct {
+		name string
+		ids  []int32
+		want string
+	}{
+		{"ended by <|im_end|>", append(slices.Clone(text), eot), after},
+		{"cut short", text, "<|im_end|>" + after},
+	} {
+		sq := &seqState{s: &Sample{IDs: c.ids}, ep: &episode{rec: &rec, conv: slices.Clone(rec.Messages)}}
+		glue, err := r.glue(sq, answer)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := fx.tok.Decode(glue, false); got != c.want {
+			t.Errorf("%s: glue %q, want %q", c.name, got, c.want)
+		}
+		if back, _ := fx.tok.Encode(c.want, false); !slices.Equal(back, glue) {
+			t.Errorf("%s: glue ids are not the tokenized text", c.name)
 		}
 	}
 }
