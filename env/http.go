@@ -30,13 +30,13 @@ import (
 
 	"github.com/argrl/argrl/data"
 	"github.com/argrl/argrl/data/format"
+	"github.com/argrl/argrl/internal/redact"
 )
 
 // HTTP is the http environment.
 type HTTP struct {
 	url      string
 	redacted string
-	secret   string // the URL's password, scrubbed from error texts
 	client   *http.Client
 	timeout  time.Duration
 }
@@ -46,29 +46,12 @@ type HTTP struct {
 func NewHTTP(rawURL string, timeout time.Duration) (*HTTP, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("env: http: url %q is not an http(s) URL", redactRaw(rawURL))
+		return nil, fmt.Errorf("env: http: url %q is not an http(s) URL", redact.URL(rawURL))
 	}
 	if timeout <= 0 {
 		timeout = 30 * time.Second
 	}
-	h := &HTTP{url: rawURL, redacted: u.Redacted(), client: &http.Client{Timeout: timeout}, timeout: timeout}
-	if u.User != nil {
-		h.secret, _ = u.User.Password()
-	}
-	return h, nil
-}
-
-// redactRaw hides what looks like user information in a URL that does not
-// parse.
-func redactRaw(s string) string {
-	scheme, rest, ok := strings.Cut(s, "://")
-	if !ok {
-		return s
-	}
-	if at := strings.LastIndex(rest, "@"); at >= 0 {
-		return scheme + "://xxxxx@" + rest[at+1:]
-	}
-	return s
+	return &HTTP{url: rawURL, redacted: redact.URL(rawURL), client: &http.Client{Timeout: timeout}, timeout: timeout}, nil
 }
 
 // Name returns "http".
@@ -201,11 +184,5 @@ func (h *HTTP) errorf(format string, args ...any) error {
 	return fmt.Errorf("env: http: POST %s: %s", h.redacted, h.scrub(fmt.Errorf(format, args...)))
 }
 
-// scrub removes the URL and its password from an error text.
-func (h *HTTP) scrub(err error) string {
-	msg := strings.ReplaceAll(err.Error(), h.url, h.redacted)
-	if h.secret != "" {
-		msg = strings.ReplaceAll(msg, h.secret, "xxxxx")
-	}
-	return msg
-}
+// scrub masks the password of any URL in an error text.
+func (h *HTTP) scrub(err error) string { return redact.Text(err.Error()) }
