@@ -46,13 +46,17 @@ import (
 // parameter whose only acceptable value is "" (the gold passes ""), and
 // every gold call the checker itself would reject.
 //
-// Multi-turn and agentic categories (execution-trace answers) are refused
-// with an error. Answers are matched by id, or by position when the files
-// carry no ids.
+// The multi-turn categories import as multi-turn records where argrl
+// simulates their classes (import_bfcl_multi.go); the other agentic
+// categories (execution-trace answers) are refused with an error. Answers
+// are matched by id, or by position when the files carry no ids.
 func ImportBFCL(path string, opts ImportOptions) ([]Record, ImportStats, error) {
 	items, err := readItems(path)
 	if err != nil {
 		return nil, ImportStats{}, err
+	}
+	if isBFCLMultiTurn(path, items) {
+		return importBFCLMultiTurn(path, items, opts)
 	}
 	answers, byPos, err := readBFCLAnswers(opts.Answers)
 	if err != nil {

@@ -170,7 +170,8 @@ func MarshalRecord(r *Record) ([]byte, error) {
 
 // recordKeys are the keys a record line may carry (docs/contracts.md §1).
 var recordKeys = map[string]bool{"id": true, "lang": true, "tools": true, "messages": true,
-	"calls": true, "accept": true, "smv": true, "reject_reason": true, "split": true, "bfcl": true}
+	"calls": true, "accept": true, "smv": true, "reject_reason": true, "split": true, "bfcl": true,
+	"turns": true, "env": true}
 
 // DecodeRecord decodes one JSON line into a Record, checking JSON types with
 // errors that name the field path. It does not run Validate.
@@ -198,7 +199,7 @@ func DecodeRecord(line []byte) (Record, error) {
 	}
 	if len(unknown) > 0 {
 		sort.Strings(unknown)
-		return rec, fieldErr(unknown[0], "unknown field (valid: id, lang, tools, messages, calls, accept, smv, reject_reason, split, bfcl)")
+		return rec, fieldErr(unknown[0], "unknown field (valid: id, lang, tools, messages, calls, accept, smv, reject_reason, split, bfcl, turns, env)")
 	}
 	for _, k := range []string{"id", "lang", "tools", "messages", "calls"} {
 		if _, ok := top[k]; !ok {
@@ -243,6 +244,16 @@ func DecodeRecord(line []byte) (Record, error) {
 	}
 	if raw, ok := top["bfcl"]; ok && !isNull(raw) {
 		if rec.BFCL, err = decBFCL(raw); err != nil {
+			return rec, err
+		}
+	}
+	if raw, ok := top["turns"]; ok && !isNull(raw) {
+		if rec.Turns, err = decTurns(raw); err != nil {
+			return rec, err
+		}
+	}
+	if raw, ok := top["env"]; ok && !isNull(raw) {
+		if rec.Env, err = decEnv(raw); err != nil {
 			return rec, err
 		}
 	}

@@ -23,6 +23,13 @@ type Record struct {
 	// BFCL, written by the BFCL importer, is what BFCL's AST checker reads
 	// besides the response (the bfcl reward).
 	BFCL *BFCLCase `json:"bfcl,omitempty"`
+	// Turns, optional, makes the record a multi-turn episode: the gold of
+	// each assistant turn in order (turns.go). Calls then equals
+	// Turns[0].Calls, so single-turn readers score the first step.
+	Turns []Turn `json:"turns,omitempty"`
+	// Env, optional, names the environment that executes the episode's
+	// calls and its settings (turns.go).
+	Env *EnvSpec `json:"env,omitempty"`
 }
 
 // BFCLCase is a BFCL test entry as BFCL's checker sees it: the test

@@ -59,7 +59,8 @@ func ValidArgName(s string) string {
 // per call and only name that call's parameters; each gold value is
 // acceptable under accept (an omitted argument needs "" in its list); split
 // is "", train, validation or test; a bfcl case has the shape BFCL's checker
-// reads (and a relevance category no gold call).
+// reads (and a relevance category no gold call); turns and env as turns.go
+// says.
 func (r *Record) Validate() error {
 	if strings.TrimSpace(r.ID) == "" {
 		return fieldErr("id", "empty")
@@ -124,6 +125,9 @@ func (r *Record) Validate() error {
 	case "", "train", "validation", "test":
 	default:
 		return fieldErr("split", "must be one of train, validation, test (or empty), got %q", r.Split)
+	}
+	if err := r.validateTurns(schemas); err != nil {
+		return err
 	}
 	if r.BFCL != nil {
 		if _, err := bfclck.ParseCase(r.BFCL.Category, r.BFCL.Functions, r.BFCL.GroundTruth); err != nil {

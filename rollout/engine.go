@@ -18,6 +18,16 @@ type seqState struct {
 	g    *groupState
 	s    *Sample
 	slot int
+	ep   *episode // multi-turn rollouts only (multiturn.go)
+}
+
+// drawIndex is the step of the sample's random stream that draws its next
+// token: the number of tokens it sampled so far.
+func (sq *seqState) drawIndex() int {
+	if sq.ep != nil {
+		return sq.ep.drawIndex(sq)
+	}
+	return len(sq.s.IDs)
 }
 
 // groupState is a group being generated.
@@ -116,6 +126,14 @@ func (e *Engine) ensureCache(tmax int) error {
 
 // run is Groups with a callback; yield returning false stops it.
 func (e *Engine) run(ctx context.Context, prompts []Prompt, p Params, yield func(*Group) bool) (err error) {
+	if p.MaxTurns > 1 {
+		return fmt.Errorf("rollout: max_turns %d: multi-turn rollouts run through Episodes", p.MaxTurns)
+	}
+	return e.runWith(ctx, prompts, p, nil, yield)
+}
+
+// runWith is run, multi-turn when mt is set.
+func (e *Engine) runWith(ctx context.Context, prompts []Prompt, p Params, mt *multiTurn, yield func(*Group) bool) (err error) {
 	t0 := time.Now()
 	if err := p.check(e.vocab, e.tok != nil); err != nil {
 		return fmt.Errorf("rollout: %w", err)
@@ -131,7 +149,7 @@ func (e *Engine) run(ctx context.Context, prompts []Prompt, p Params, yield func
 		return nil
 	}
 	if p.MaxNewTokens > 0 {
-		if err := e.ensureCache(min(e.o.MaxLen, longest+p.MaxNewTokens)); err != nil {
+		if err := e.ensureCache(min(e.o.MaxLen, longest+mt.budget(&p))); err != nil {
 			return fmt.Errorf("rollout: %w", err)
 		}
 	}
@@ -149,7 +167,8 @@ func (e *Engine) run(ctx context.Context, prompts []Prompt, p Params, yield func
 	for _, s := range p.Stop {
 		e.maxStopText = max(e.maxStopText, len(s))
 	}
-	r := runState{e: e, p: &p, kp: p.kernel(), prompts: prompts, groups: make([]*groupState, len(prompts))}
+	r := runState{e: e, p: &p, kp: p.kernel(), prompts: prompts, groups: make([]*groupState, len(prompts)), ctx: ctx, mt: mt}
+	defer r.closeEpisodes()
 	for s := e.o.Batch - 1; s >= 0; s-- {
 		r.free = append(r.free, s)
 	}
@@ -195,6 +214,11 @@ type runState struct {
 	free    []int         // free slots (a stack)
 	next    int           // next prompt to admit
 	emitted int           // groups yielded
+
+	ctx     context.Context
+	mt      *multiTurn // nil: single-turn
+	pending []turnEnd  // multi-turn samples whose turn just ended
+	open    []*episode // multi-turn episodes opened by this call
 }
 
 // admit starts prompt i: one prefill, G first tokens from its logits, a
@@ -214,6 +238,10 @@ func (r *runState) admit(i int) error {
 	for s := range g.Samples {
 		g.Samples[s].Index = s
 	}
+	eps, err := r.startEpisodes(i, g)
+	if err != nil {
+		return err
+	}
 	if p.MaxNewTokens == 0 || len(pr.IDs) >= e.o.MaxLen {
 		f := FinishLength
 		if p.MaxNewTokens > 0 {
@@ -221,7 +249,7 @@ func (r *runState) admit(i int) error {
 		}
 		for s := range g.Samples {
 			g.Samples[s].IDs, g.Samples[s].LogProbs = []int32{}, []float32{}
-			r.finish(&seqState{g: g, s: &g.Samples[s], slot: -1}, f)
+			r.finish(&seqState{g: g, s: &g.Samples[s], slot: -1, ep: eps[s]}, f)
 		}
 		return nil
 	}
@@ -253,12 +281,16 @@ func (r *runState) admit(i int) error {
 		smp := &g.Samples[s]
 		smp.IDs = append(make([]int32, 0, capN), e.ids[s])
 		smp.LogProbs = append(make([]float32, 0, capN), e.lpHost[s])
-		sq := &seqState{g: g, s: smp, slot: slots[s]}
+		sq := &seqState{g: g, s: smp, slot: slots[s], ep: eps[s]}
 		if f := r.ended(sq); f != "" {
-			r.finish(sq, f)
-			continue
+			if sq.ep == nil {
+				r.finish(sq, f)
+				continue
+			}
+			r.pending = append(r.pending, turnEnd{sq, f}) // its turn ended, its episode goes on
+		} else {
+			live = append(live, sq)
 		}
-		live = append(live, sq)
 		if s > 0 {
 			forks = append(forks, slots[s])
 		}
@@ -271,11 +303,14 @@ func (r *runState) admit(i int) error {
 	r.active = append(r.active, live...)
 	e.stats.NewTokens += p.G
 	e.stats.Prefill += time.Since(t0)
-	return nil
+	return r.endTurns()
 }
 
-// ended returns why sq's newest token ends it, or "".
+// ended returns why sq's newest token ends it (its turn, multi-turn), or "".
 func (r *runState) ended(sq *seqState) Finish {
+	if sq.ep != nil {
+		return sq.ep.ended(r, sq)
+	}
 	n := len(sq.s.IDs)
 	switch {
 	case r.e.stopped(sq.s.IDs, r.p):
@@ -292,7 +327,9 @@ func (r *runState) ended(sq *seqState) Finish {
 func (r *runState) finish(sq *seqState, f Finish) {
 	s := sq.s
 	s.Finish = f
-	if tok := r.e.tok; tok != nil {
+	if sq.ep != nil {
+		r.finishEpisode(sq)
+	} else if tok := r.e.tok; tok != nil {
 		s.Text, s.Offsets = tok.DecodeOffsets(s.IDs, true)
 	}
 	if sq.slot >= 0 {
@@ -313,7 +350,7 @@ func (r *runState) step() error {
 	for b, sq := range r.active {
 		n := len(sq.s.IDs)
 		e.slots[b], e.toks[b] = sq.slot, sq.s.IDs[n-1]
-		e.u[b] = Uniform(p.Seed, sq.g.ID, sq.s.Index, n)
+		e.u[b] = Uniform(p.Seed, sq.g.ID, sq.s.Index, sq.drawIndex())
 	}
 	W := B // step width: real rows, then dummy rows on free slots
 	for _, s := range r.free {
@@ -342,7 +379,11 @@ func (r *runState) step() error {
 		sq.s.IDs = append(sq.s.IDs, e.ids[b])
 		sq.s.LogProbs = append(sq.s.LogProbs, e.lpHost[b])
 		if f := r.ended(sq); f != "" {
-			r.finish(sq, f)
+			if sq.ep != nil {
+				r.pending = append(r.pending, turnEnd{sq, f})
+			} else {
+				r.finish(sq, f)
+			}
 			continue
 		}
 		keep = append(keep, sq)
@@ -352,7 +393,7 @@ func (r *runState) step() error {
 	e.stats.NewTokens += B
 	e.stats.DecodeSteps++
 	e.stats.Decode += time.Since(t0)
-	return nil
+	return r.endTurns()
 }
 
 // emit yields the finished groups that come next in prompt order; false

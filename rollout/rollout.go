@@ -52,6 +52,7 @@
 package rollout
 
 import (
+	"encoding/json"
 	"fmt"
 	"time"
 
@@ -82,6 +83,10 @@ type Params struct {
 	// (e.g. a hash of run seed and step), or the same prompt would be
 	// answered with the same samples each time it comes back.
 	Seed uint64
+	// MaxTurns caps the assistant turns of a multi-turn rollout
+	// (Engine.Episodes; rollout.max_turns); MaxNewTokens then applies to
+	// each turn. 0 or 1: one turn. Generate, Groups and Greedy refuse more.
+	MaxTurns int
 }
 
 // Finish says why a sample ended.
@@ -91,16 +96,35 @@ const (
 	FinishStop    Finish = "stop"    // a stop id or a stop string
 	FinishLength  Finish = "length"  // MaxNewTokens reached
 	FinishContext Finish = "context" // prompt + response fill the context (MaxLen)
+	// Multi-turn episodes (Engine.Episodes) also end:
+	FinishDone  Finish = "done"      // the environment ended the episode (an answer without calls)
+	FinishTurns Finish = "max_turns" // MaxTurns assistant turns were taken
 )
 
 // Sample is one generated response.
+//
+// A multi-turn sample (Engine.Episodes) is the whole episode after the
+// prompt: every assistant turn's sampled ids, each followed by the ids the
+// environment's answer added (the template's turn glue and the messages),
+// exactly as the model saw them; Mask tells them apart (multiturn.go).
 type Sample struct {
-	Index    int       // sample index within its group, 0..G-1
-	IDs      []int32   // response token ids (stop token included)
-	LogProbs []float32 // LogProbs[t] = log π(IDs[t] | prompt, IDs[:t]) at temperature 1
-	Text     string    // decode(IDs), special tokens skipped ("" without a tokenizer)
-	Offsets  [][2]int  // byte range of Text produced by each id (nil without a tokenizer)
-	Finish   Finish
+	Index int     // sample index within its group, 0..G-1
+	IDs   []int32 // response token ids (stop token included)
+	// LogProbs[t] = log π(IDs[t] | prompt, IDs[:t]) at temperature 1;
+	// multi-turn: 0 on the ids the model did not sample.
+	LogProbs []float32
+	// Text is decode(IDs), special tokens skipped ("" without a tokenizer);
+	// multi-turn: the decoded turns and answers, concatenated.
+	Text    string
+	Offsets [][2]int // byte range of Text produced by each id (nil without a tokenizer)
+	Finish  Finish
+	// Multi-turn only (nil otherwise): Mask[t] is true on the ids the model
+	// sampled (the assistant turns, trained) and false on the ids the
+	// environment and the template added (masked out of the loss); the
+	// turns; the environment's final state.
+	Mask  []bool
+	Turns []Turn
+	State json.RawMessage
 }
 
 // Group is the G samples of one prompt.

@@ -54,6 +54,8 @@ func (p *Params) check(V int, haveTok bool) error {
 		return fmt.Errorf("top_k %d; want ≥ 0 (0: off)", p.TopK)
 	case p.MaxNewTokens < 0:
 		return fmt.Errorf("max_new_tokens %d; want ≥ 0", p.MaxNewTokens)
+	case p.MaxTurns < 0:
+		return fmt.Errorf("max_turns %d; want ≥ 0", p.MaxTurns)
 	case len(p.Stop) > 0 && !haveTok:
 		return fmt.Errorf("stop strings %q need a tokenizer", p.Stop)
 	}

@@ -18,6 +18,7 @@ func init() { dataCmd.AddCommand(dataSynthCmd()) }
 func dataSynthCmd() *cobra.Command {
 	cfg := synth.DefaultConfig()
 	var out, sizes string
+	var multiTurn bool
 	c := &cobra.Command{
 		Use:   "synth --seed N --out DIR [--sizes train=N,val=N,test=N,base=N]",
 		Short: "generate the multilingual tool-calling benchmark (paper 000 in miniature)",
@@ -35,7 +36,13 @@ description says). Files written to DIR:
                     values mostly in English (--base-english)
   overlap.json      API partition, case mix and API overlap of each
                     evaluation file against train.jsonl
-The same seed and flags give byte-identical files.`,
+The same seed and flags give byte-identical files.
+
+--multi-turn writes dialogues instead: requests that need 2-4 dependent
+calls, where a later call takes a value from an earlier call's simulated
+result (docs/contracts.md §1, turns and env): train.jsonl and val.jsonl
+(Spanish), test.jsonl (each instance in es/it/nl/fr) and dialogues.json;
+--sizes takes train, val and test.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if out == "" {
@@ -43,6 +50,17 @@ The same seed and flags give byte-identical files.`,
 			}
 			if err := parseSizes(sizes, &cfg); err != nil {
 				return fmt.Errorf("data synth: %w", err)
+			}
+			if multiTurn {
+				d, err := synth.GenerateDialogues(cfg)
+				if err != nil {
+					return fmt.Errorf("data synth: %w", err)
+				}
+				if err := d.WriteDir(out); err != nil {
+					return fmt.Errorf("data synth: %w", err)
+				}
+				fmt.Fprintf(cmd.ErrOrStderr(), "%s\nwritten to %s\n", d.Report, out)
+				return nil
 			}
 			o, err := synth.Generate(cfg)
 			if err != nil {
@@ -58,6 +76,7 @@ The same seed and flags give byte-identical files.`,
 	f := c.Flags()
 	f.Uint64Var(&cfg.Seed, "seed", cfg.Seed, "generator seed")
 	f.StringVar(&out, "out", "", "output directory (required)")
+	f.BoolVar(&multiTurn, "multi-turn", false, "write multi-turn dialogues of 2-4 dependent calls (train, val, test)")
 	f.StringVar(&sizes, "sizes", "", fmt.Sprintf("comma-separated sizes, any of train=,val=,test=,base= (default train=%d,val=%d,test=%d,base=%d; test counts instances per test file, each written in 4 languages)",
 		cfg.Train, cfg.Val, cfg.Test, cfg.Base))
 	f.Float64Var(&cfg.HeldOut, "heldout", cfg.HeldOut, "share of each domain's APIs held out of training (generalization split)")

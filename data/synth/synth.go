@@ -378,19 +378,24 @@ func apiNames(as []*API) []string {
 
 // WriteDir writes the five JSONL files and overlap.json into dir.
 func (o *Output) WriteDir(dir string) error {
+	return writeDir(dir, o.Files(), "overlap.json", o.Report)
+}
+
+// writeDir writes files into dir, then report as indented JSON.
+func writeDir(dir string, files []File, reportName string, report any) error {
 	if err := os.MkdirAll(dir, 0o777); err != nil {
 		return fmt.Errorf("synth: %w", err)
 	}
-	for _, f := range o.Files() {
+	for _, f := range files {
 		if err := data.WriteFile(filepath.Join(dir, f.Name), f.Recs); err != nil {
 			return fmt.Errorf("synth: %w", err)
 		}
 	}
-	b, err := json.MarshalIndent(o.Report, "", "  ")
+	b, err := json.MarshalIndent(report, "", "  ")
 	if err != nil {
-		return fmt.Errorf("synth: overlap.json: %w", err)
+		return fmt.Errorf("synth: %s: %w", reportName, err)
 	}
-	return writeAtomic(filepath.Join(dir, "overlap.json"), append(b, '\n'))
+	return writeAtomic(filepath.Join(dir, reportName), append(b, '\n'))
 }
 
 func writeAtomic(path string, b []byte) error {

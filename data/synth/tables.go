@@ -19,6 +19,7 @@ import (
 //	lexicon/enum.tsv         enum values with the words users say for them, translated
 //	lexicon/identifiers.tsv  identifier pools (contacts, restaurants, e-mail addresses, paths), never translated
 //	apis/NN-domain.json      the APIs of one domain, NN (01, 02, ...) giving the domains' order
+//	chains.json              the multi-turn dialogues: requests that need 2-4 dependent calls (chains.go)
 //
 // A lexicon file is tab-separated: a header row naming the columns, then one
 // entry a line; blank lines and lines starting with # are comments. Every
@@ -35,7 +36,7 @@ import (
 //
 // loadTables checks all of it and names the file and line of a bad entry.
 
-//go:embed languages.json lexicon/*.tsv apis/*.json
+//go:embed languages.json lexicon/*.tsv apis/*.json chains.json
 var tableFS embed.FS
 
 // tables is the loaded benchmark data.
@@ -47,6 +48,7 @@ type tables struct {
 	freeCats []string           // free-form categories in file order
 	ids      map[string][]string
 	apis     []*API
+	chains   []*chain // multi-turn dialogues (chains.go)
 }
 
 // langGlue is one language's entry of languages.json.
@@ -97,6 +99,9 @@ func loadTables(fsys fs.FS) (*tables, error) {
 		return nil, err
 	}
 	if err := t.checkAPIs(t.apis); err != nil {
+		return nil, err
+	}
+	if t.chains, err = loadChains(fsys, "chains.json", t.apis); err != nil {
 		return nil, err
 	}
 	return t, nil
