@@ -155,6 +155,11 @@ type Backend interface {
 	Copy(dst, src Buffer)              // device → device, equal lengths and dtypes
 	Fill(dst Buffer, v float32)        // every element = v
 	Sync() error                       // waits for queued work; returns and clears the first recorded error
+	// Close releases what the backend holds (device memory, a GPU context,
+	// an emulator process); its buffers become invalid and it must not be
+	// used again. Whoever opened a backend closes it, after the models on
+	// it. The CPU backend's Close does nothing.
+	Close() error
 	// Upload copies raw bytes, dst.Len() little-endian elements of
 	// dst.DType() (4 bytes each for F32, 2 for BF16), into dst as they are:
 	// no conversion (a checkpoint tensor goes straight to the device).
@@ -237,6 +242,13 @@ type Backend interface {
 // back to Alloc and Upload.
 type Mapper interface {
 	Map(dt DType, raw []byte) (Buffer, error)
+}
+
+// MemReporter is implemented by backends whose allocator keeps statistics
+// (the CUDA backend's pool): MemReport is one line, printed when a run
+// closes the backend.
+type MemReporter interface {
+	MemReport() string
 }
 
 // DropoutUniform is the counter-based uniform in [0,1) shared by every

@@ -73,6 +73,7 @@ func newScoreCmd() *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("score: %w", err)
 			}
+			defer closeBackend(be, cmd.ErrOrStderr())
 			m, err := model.Open(modelDir, be, model.Options{Adapter: adapter})
 			if err != nil {
 				return fmt.Errorf("score: %w", err)

@@ -41,7 +41,10 @@ type Backend struct {
 	ints intCache
 }
 
-var _ kernels.Backend = (*Backend)(nil)
+var (
+	_ kernels.Backend     = (*Backend)(nil)
+	_ kernels.MemReporter = (*Backend)(nil)
+)
 
 func newBackend(dev device, opt Options) *Backend {
 	return &Backend{dev: dev, opt: opt, pool: pool{dev: dev, bins: map[int64][]devPtr{}}}
@@ -50,11 +53,15 @@ func newBackend(dev device, opt Options) *Backend {
 // Name is "cuda" on a GPU, "cuda-emu" on the CPU emulator.
 func (be *Backend) Name() string { return be.dev.name() }
 
-// Close frees every cached device block and releases the device. Buffers
-// still allocated become invalid.
+// Close frees every cached device block and releases the device (the GPU
+// context, or the emulator process). Buffers still allocated become
+// invalid; later calls record an error. Closing twice is a no-op.
 func (be *Backend) Close() error {
 	be.mu.Lock()
 	defer be.mu.Unlock()
+	if _, done := be.dev.(closedDevice); done {
+		return nil
+	}
 	for i, e := range be.ints.ent {
 		if e.size > 0 {
 			be.pool.put(e.p, e.size)
@@ -62,18 +69,47 @@ func (be *Backend) Close() error {
 		}
 	}
 	err := be.pool.trim()
-	return errors.Join(err, be.dev.close())
+	err = errors.Join(err, be.dev.close())
+	be.dev = closedDevice{be.dev.name()}
+	be.pool.dev = be.dev
+	if err != nil {
+		return fmt.Errorf("%s: close: %w", be.dev.name(), err)
+	}
+	return nil
 }
 
-// MemStats reports the pool: bytes handed out now, the peak of that, and
-// bytes cached for reuse.
-type MemStats struct{ InUse, Peak, Cached int64 }
+// MemStats reports the pool. Bytes are in size classes (what the pool
+// reserves for a request).
+type MemStats struct {
+	InUse, Peak int64 // bytes handed out now, and the most ever at once
+	Cached      int64 // bytes freed by the host and kept for reuse
+	DevicePeak  int64 // the most bytes ever allocated from the device (≥ Peak)
+	Requests    int64 // blocks asked of the pool (buffers, scratch, side inputs)
+	Reused      int64 // requests served from the cache
+	Allocs      int64 // requests that went to the device
+}
 
 // MemStats returns the allocator's counters.
 func (be *Backend) MemStats() MemStats {
 	be.mu.Lock()
 	defer be.mu.Unlock()
-	return MemStats{InUse: be.pool.inUse, Peak: be.pool.peak, Cached: be.pool.cached}
+	p := &be.pool
+	return MemStats{InUse: p.inUse, Peak: p.peak, Cached: p.cached, DevicePeak: p.devPeak,
+		Requests: p.gets, Reused: p.reused, Allocs: p.allocs}
+}
+
+// MemReport is MemStats().String() (kernels.MemReporter).
+func (be *Backend) MemReport() string { return be.MemStats().String() }
+
+// String is one line: "peak 12.3 MiB (device 13.0 MiB), 4567 requests,
+// 98.1% reused, 87 device allocations".
+func (s MemStats) String() string {
+	reuse := 0.0
+	if s.Requests > 0 {
+		reuse = 100 * float64(s.Reused) / float64(s.Requests)
+	}
+	return fmt.Sprintf("peak %.1f MiB (device %.1f MiB), %d requests, %.1f%% reused, %d device allocations",
+		float64(s.Peak)/(1<<20), float64(s.DevicePeak)/(1<<20), s.Requests, reuse, s.Allocs)
 }
 
 // store is one pooled allocation.
