@@ -60,11 +60,16 @@ cuda:
 	$(GO) vet -tags $(CUDA_TAGS) ./...
 	$(GO) build -tags $(CUDA_TAGS) ./...
 
-# CI: the committed PTX must equal a fresh build of the sources.
-cuda-check:
+# CI: the committed PTX must equal a fresh build of the sources; the GPU
+# build vets, builds and links against no CUDA library (it resolves the
+# driver and cuBLAS at run time: CUDA 11.x-13.x drivers), and starts
+# (kernels/cuda/link-check.sh prints what it resolved).
+cuda-check: train-cuda
 	kernels/cuda/gen.sh --check
 	$(GO) vet -tags $(CUDA_TAGS) ./...
 	$(GO) build -tags $(CUDA_TAGS) ./...
+	kernels/cuda/link-check.sh $(BIN)/train-cuda
+	$(GO) test -tags $(CUDA_TAGS) -count=1 -run 'TestDriverReport|TestNewWithoutGPU|TestPTX' ./kernels/cuda/
 
 train-cuda:
 	$(GO) build -tags $(CUDA_TAGS) -o $(BIN)/train-cuda ./cmd/train
