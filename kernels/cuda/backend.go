@@ -18,6 +18,12 @@ type Options struct {
 	// float32 throughout, which matches the CPU backend to float32 rounding.
 	// Training a 7B model wants it on (see the package comment).
 	BF16TensorCores bool
+	// BF16Activations makes training graphs keep the activations their
+	// backward pass reads in bf16 between the passes
+	// (kernels.BF16Activations): half the activation memory of a step
+	// (see the package comment's memory plan); forward results are
+	// unchanged, gradients are those of the rounded activations.
+	BF16Activations bool
 }
 
 // Backend implements kernels.Backend on a device: the GPU in the cuda
@@ -50,8 +56,24 @@ func newBackend(dev device, opt Options) *Backend {
 	return &Backend{dev: dev, opt: opt, pool: pool{dev: dev, bins: map[int64][]devPtr{}}}
 }
 
-// Name is "cuda" on a GPU, "cuda-emu" on the CPU emulator.
-func (be *Backend) Name() string { return be.dev.name() }
+// BF16Activations reports Options.BF16Activations (kernels.BF16Activations).
+func (be *Backend) BF16Activations() bool { return be.opt.BF16Activations }
+
+// Name is "cuda" on a GPU, "cuda-emu" on the CPU emulator, with the
+// registered names' suffix for the precision options: "-bf16tc" (tensor
+// cores), "-bf16" (tensor cores and bf16 activations), "-bf16act".
+func (be *Backend) Name() string {
+	n := be.dev.name()
+	switch {
+	case be.opt.BF16TensorCores && be.opt.BF16Activations:
+		n += "-bf16"
+	case be.opt.BF16TensorCores:
+		n += "-bf16tc"
+	case be.opt.BF16Activations:
+		n += "-bf16act"
+	}
+	return n
+}
 
 // Close frees every cached device block and releases the device (the GPU
 // context, or the emulator process). Buffers still allocated become
@@ -310,6 +332,30 @@ func (be *Backend) Copy(dst, src kernels.Buffer) {
 	}
 	if d.n > 0 {
 		o.check(be.dev.dtod(d.ptr(), s.ptr(), d.bytes()))
+	}
+}
+
+// Convert converts on the device (f32_to_bf16_kernel, bf16_to_f32_kernel).
+func (be *Backend) Convert(dst, src kernels.Buffer) {
+	o := be.begin("Convert")
+	defer o.end()
+	d, s := o.buf("dst", dst, 0, kernels.WriteAny), o.buf("src", src, 0, kernels.Read)
+	if o.Bad {
+		return
+	}
+	if d.n != s.n {
+		o.Failf("dst has %d elements, src %d", d.n, s.n)
+		return
+	}
+	n := int64(d.n)
+	switch {
+	case n == 0:
+	case d.dt == s.dt:
+		o.check(be.dev.dtod(d.ptr(), s.ptr(), d.bytes()))
+	case d.dt == kernels.BF16:
+		o.launch("f32_to_bf16_kernel", grid1(n), block1, pArg(d.ptr()), pArg(s.ptr()), lArg(n))
+	default:
+		o.launch("bf16_to_f32_kernel", grid1(n), block1, pArg(d.ptr()), pArg(s.ptr()), lArg(n))
 	}
 }
 

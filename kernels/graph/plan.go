@@ -20,6 +20,12 @@ type storage struct {
 	bound     bool           // the caller's buffer (Config.Bind)
 	slot      int            // shared slot when not pinned
 	def, last int            // defining step, last reading step
+
+	lastFwd, firstBwd int    // last forward reader (def if none), first backward one (-1: none)
+	packed            bool   // a multi-output node read through windows (stash.go)
+	primary           int    // its largest window at offset 0 (its primary output)
+	tail              bool   // a stash tail (its slot is in plan.tailCap)
+	stash             *stash // kept in bf16 between the phases (Config.StashBF16)
 }
 
 type location struct {
@@ -34,6 +40,12 @@ type plan struct {
 	leaves   []*storage
 	slotCap  []int
 	stats    Stats
+
+	nFwd      int        // steps[:nFwd] are the forward phase
+	stashBF16 bool       // Config.StashBF16
+	stashes   []*storage // the stashed storages, in definition order
+	bf16Cap   []int      // the stash slots (bf16 elements)
+	tailCap   []int      // the stash tails' slots (float32, kept apart: tiny)
 }
 
 func newPlan() *plan {
@@ -53,13 +65,19 @@ func (p *plan) layout(steps []*gorgonia.Node) {
 	var sts []*storage
 	for i, n := range steps {
 		for _, c := range children(n) {
-			if l, ok := p.loc[c]; ok && l.st.last < i {
-				l.st.last = i
+			if l, ok := p.loc[c]; ok {
+				l.st.read(i, p.nFwd)
 			}
 		}
 		o, _ := ourOp(n)
 		if o != nil && o.view != nil {
 			parent := p.loc[children(n)[0]]
+			if o.view.off != 0 || parent.st.size != size(n) {
+				parent.st.packed = true
+			}
+			if parent.off+o.view.off == 0 && size(n) < parent.st.size {
+				parent.st.primary = max(parent.st.primary, size(n))
+			}
 			if p.isOutput[n] && parent.st.size != size(n) {
 				// A window of a larger node (lp inside [lp | lse | ent], a
 				// weight gradient inside a packed backward): copy it out
@@ -73,18 +91,26 @@ func (p *plan) layout(steps []*gorgonia.Node) {
 				continue
 			}
 		}
-		st := &storage{node: n, size: size(n), pinned: p.isOutput[n], def: i, last: i}
+		st := &storage{node: n, size: size(n), pinned: p.isOutput[n], def: i, last: i, lastFwd: i, firstBwd: -1}
 		p.loc[n] = location{st: st}
 		sts = append(sts, st)
 	}
+	if p.stashBF16 {
+		sts = append(sts, p.planStash(sts)...)
+	}
 
 	dies := make([][]*storage, len(steps))
+	born := make([][]*storage, len(steps)) // restored stashes, taken before their step
 	for _, st := range sts {
-		if !st.pinned {
+		if !st.pinned && !st.tail {
 			dies[st.last] = append(dies[st.last], st)
 		}
+		if st.node == nil && !st.tail { // a restore: taken before its step
+			born[st.def] = append(born[st.def], st)
+		}
 	}
-	var free []int // slot ids not in use
+	var bfree, tfree []int // stash and tail slots not in use
+	var free []int         // slot ids not in use
 	for _, st := range sts {
 		if st.pinned {
 			p.stats.PinnedElems += int64(st.size)
@@ -93,14 +119,37 @@ func (p *plan) layout(steps []*gorgonia.Node) {
 		}
 	}
 	for i, n := range steps {
+		for _, st := range born[i] {
+			st.slot, free = take(&p.slotCap, free, st.size)
+		}
 		if l, ok := p.loc[n]; ok && l.st.def == i && !l.st.pinned {
-			l.st.slot, free = p.take(free, l.st.size)
+			l.st.slot, free = take(&p.slotCap, free, l.st.size)
 		}
 		for _, st := range dies[i] {
 			free = append(free, st.slot)
+			if sh := st.stash; sh != nil { // packed after step i, while its slot is still intact
+				sh.slot, bfree = take(&p.bf16Cap, bfree, sh.n)
+				if sh.tail != nil {
+					sh.tail.slot, tfree = take(&p.tailCap, tfree, sh.tail.size)
+				}
+			}
+		}
+		for _, st := range p.stashes {
+			if sh := st.stash; sh.restore.def == i { // unpacked before step i
+				bfree = append(bfree, sh.slot)
+				if sh.tail != nil {
+					tfree = append(tfree, sh.tail.slot)
+				}
+			}
 		}
 	}
 	for _, c := range p.slotCap {
+		p.stats.SlotElems += int64(c)
+	}
+	for _, c := range p.bf16Cap {
+		p.stats.StashElems += int64(c)
+	}
+	for _, c := range p.tailCap {
 		p.stats.SlotElems += int64(c)
 	}
 	p.stats.Slots = len(p.slotCap)
@@ -111,31 +160,32 @@ func (p *plan) layout(steps []*gorgonia.Node) {
 	}
 }
 
-// take returns a slot for n elements and the remaining free list: the
-// smallest free slot that fits, else the largest free slot grown to n,
-// else a new slot.
-func (p *plan) take(free []int, n int) (int, []int) {
+// take returns a slot of *caps for n elements and the remaining free
+// list: the smallest free slot that fits, else the largest free slot grown
+// to n, else a new slot.
+func take(caps *[]int, free []int, n int) (int, []int) {
+	slotCap := *caps
 	best := -1
 	for j, s := range free {
-		c := p.slotCap[s]
-		if c >= n && (best < 0 || c < p.slotCap[free[best]]) {
+		c := slotCap[s]
+		if c >= n && (best < 0 || c < slotCap[free[best]]) {
 			best = j
 		}
 	}
 	if best < 0 {
 		for j, s := range free {
-			if best < 0 || p.slotCap[s] > p.slotCap[free[best]] {
+			if best < 0 || slotCap[s] > slotCap[free[best]] {
 				best = j
 			}
 		}
 	}
 	if best < 0 {
-		p.slotCap = append(p.slotCap, n)
-		return len(p.slotCap) - 1, free
+		*caps = append(slotCap, n)
+		return len(*caps) - 1, free
 	}
 	s := free[best]
-	if p.slotCap[s] < n {
-		p.slotCap[s] = n
+	if slotCap[s] < n {
+		slotCap[s] = n
 	}
 	free[best] = free[len(free)-1]
 	return s, free[:len(free)-1]
