@@ -3,7 +3,7 @@ GO      ?= go
 BIN     ?= bin
 export CGO_ENABLED ?= 1
 
-.PHONY: build test test-long bench deps-bench demo demo-base cuda cuda-check train-cuda gpu-check fixtures fuzz vet clean
+.PHONY: build test test-long bench deps-bench demo demo-base cuda cuda-check train-cuda gpu-check gpu-check-dry-run gpu-check-build fixtures fuzz vet clean
 
 build:
 	CGO_ENABLED=0 $(GO) build -o $(BIN)/train ./cmd/train
@@ -74,9 +74,21 @@ cuda-check: train-cuda
 train-cuda:
 	$(GO) build -tags $(CUDA_TAGS) -o $(BIN)/train-cuda ./cmd/train
 
-# One prepared script for a machine with a GPU (fits in 10 minutes).
+# One prepared script for a machine with a GPU (10 minutes at most; one
+# summary table). gpu-check-dry-run runs every step on the emulator at tiny
+# shapes (no GPU); gpu-check-build makes the binaries for a GPU machine
+# without Go (then: PREBUILT=1 make gpu-check there).
 gpu-check:
-	kernels/cuda/gpu-check.sh
+	BIN=$(BIN) kernels/cuda/gpu-check.sh
+
+gpu-check-dry-run:
+	BIN=$(BIN) kernels/cuda/gpu-check.sh --dry-run
+
+gpu-check-build:
+	$(GO) build -tags $(CUDA_TAGS) -o $(BIN)/gpucheck ./cmd/gpucheck
+	$(GO) build -tags $(CUDA_TAGS) -o $(BIN)/train-cuda ./cmd/train
+	$(GO) build -o $(BIN)/train ./cmd/train
+	$(GO) test -tags $(CUDA_TAGS) -c -o $(BIN)/cuda.test ./kernels/cuda
 
 # PyTorch oracles (Debian python3-torch under /usr/bin/python3); the outputs
 # are committed so that make test never needs Python.

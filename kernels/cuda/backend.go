@@ -120,6 +120,14 @@ func (be *Backend) MemStats() MemStats {
 		Requests: p.gets, Reused: p.reused, Allocs: p.allocs}
 }
 
+// DeviceMemory reports the device's free and total bytes, as the driver
+// sees them (all processes; an error on the emulator).
+func (be *Backend) DeviceMemory() (free, total int64, err error) {
+	be.mu.Lock()
+	defer be.mu.Unlock()
+	return be.dev.memInfo()
+}
+
 // MemReport is MemStats().String() (kernels.MemReporter).
 func (be *Backend) MemReport() string { return be.MemStats().String() }
 
