@@ -7,9 +7,9 @@ package graph
 // that do not depend on a Late input) and a backward phase (the rest), and
 // plans memory: inputs are bound to caller buffers or allocated once,
 // constants are uploaded once, outputs get dedicated buffers, and every
-// other node gets a window of a shared slot that is reused once the node's
-// last consumer has run (plan.go). Views cost nothing: they are windows of
-// their parent's buffer.
+// other node gets a window of a shared arena that later nodes reuse once
+// its last consumer has run (plan.go). Views cost nothing: they are windows
+// of their parent's buffer.
 //
 // Gorgonia's Grad inserts two kinds of nodes besides calls to our ops'
 // SymDiff: the scalar constant 1 (the cost's gradient) and elementwise
@@ -49,11 +49,11 @@ type Config struct {
 // Stats describes a compiled plan, in float32 elements.
 type Stats struct {
 	ForwardSteps, BackwardSteps int
-	Slots                       int   // shared intermediate buffers
-	SlotElems                   int64 // their total size: the intermediate peak
+	Slots                       int   // shared arenas (float32, bf16 stashes, stash tails)
+	SlotElems                   int64 // float32 arena elements: the intermediate peak
 	NaiveElems                  int64 // intermediates if none were reused
 	PinnedElems                 int64 // outputs, constants, executor-owned inputs
-	StashElems                  int64 // bf16 elements of the stash slots (StashBF16)
+	StashElems                  int64 // bf16 elements of the stash arena (StashBF16)
 	Stashed                     int   // activations stashed
 }
 
@@ -211,12 +211,9 @@ func classify(n *gorgonia.Node, cs []*gorgonia.Node) error {
 // buffers; nodes[:nFwd] form the forward phase.
 func (e *Executor) materialize(p *plan, cfg Config, nodes []*gorgonia.Node, nFwd int) error {
 	be := e.be
-	slots := make([]kernels.Buffer, len(p.slotCap))
-	for i, c := range p.slotCap {
-		slots[i] = be.Alloc(kernels.F32, c)
-		e.owned = append(e.owned, slots[i])
-	}
-	sb := e.materializeStash(p, slots)
+	arena := be.Alloc(kernels.F32, p.arena[0])
+	e.owned = append(e.owned, arena)
+	sb := e.materializeStash(p, arena)
 	roots := map[*storage]kernels.Buffer{}
 	// bufOf is n's buffer as a step of the given phase reads it: a backward
 	// step reads a stashed storage's restored copy.
@@ -248,7 +245,7 @@ func (e *Executor) materialize(p *plan, cfg Config, nodes []*gorgonia.Node, nFwd
 					be.CopyIn(b, data)
 				}
 			default:
-				b = viewOf(be, slots[st.slot], 0, st.size)
+				b = viewOf(be, arena, st.off, st.size)
 			}
 			roots[st] = b
 		}

@@ -15,8 +15,7 @@ package graph
 // rstd, Attention's lse, which backward recomputes norms and probabilities
 // from): of a node read through windows only the primary part (the largest
 // window at offset 0) is stashed, the rest is copied to a float32 tail
-// (a pool of its own: tails are tiny and would pin activation-sized slots)
-// and back.
+// (an arena of its own) and back.
 
 import "github.com/argrl/argrl/kernels"
 
@@ -27,7 +26,7 @@ const stashMin = 1024
 // restored into.
 type stash struct {
 	n       int      // elements stashed in bf16: [0, n) of the storage
-	slot    int      // in plan.bf16Cap
+	off     int      // in the bf16 arena
 	restore *storage // def: the first backward reader; node nil
 	tail    *storage // [n, size) in float32 between the phases, or nil
 }
@@ -45,7 +44,7 @@ func (st *storage) read(i, nFwd int) {
 }
 
 // planStash picks the storages to stash and returns their restore
-// storages (layout gives them slots with the others).
+// storages (layout places them with the others).
 func (p *plan) planStash(sts []*storage) []*storage {
 	var out []*storage
 	for _, st := range sts {
@@ -60,7 +59,7 @@ func (p *plan) planStash(sts []*storage) []*storage {
 		st.stash = &stash{n: n, restore: rs}
 		out = append(out, rs)
 		if n < st.size {
-			st.stash.tail = &storage{size: st.size - n, def: st.lastFwd, last: st.firstBwd, lastFwd: st.lastFwd, firstBwd: -1, tail: true}
+			st.stash.tail = &storage{size: st.size - n, def: st.lastFwd, last: st.firstBwd, lastFwd: st.lastFwd, firstBwd: -1}
 		}
 		st.last = st.lastFwd
 		p.stashes = append(p.stashes, st)
@@ -76,27 +75,22 @@ type stashBufs struct {
 	unpackAt             map[int][]*storage // step index → storages unpacked before it
 }
 
-// materializeStash allocates the stash slots and maps every stashed
-// storage onto its buffers (restored: a window of its f32 slot).
-func (e *Executor) materializeStash(p *plan, slots []kernels.Buffer) *stashBufs {
+// materializeStash allocates the stash arenas and maps every stashed
+// storage onto its buffers (restored: a window of the float32 arena).
+func (e *Executor) materializeStash(p *plan, arena kernels.Buffer) *stashBufs {
 	sb := &stashBufs{bf16: map[*storage]kernels.Buffer{}, restored: map[*storage]kernels.Buffer{},
 		tail: map[*storage]kernels.Buffer{}, packAt: map[int][]*storage{}, unpackAt: map[int][]*storage{}}
-	bslots := make([]kernels.Buffer, len(p.bf16Cap))
-	for i, c := range p.bf16Cap {
-		bslots[i] = e.be.Alloc(kernels.BF16, c)
-		e.owned = append(e.owned, bslots[i])
+	if len(p.stashes) == 0 {
+		return sb
 	}
-	tslots := make([]kernels.Buffer, len(p.tailCap))
-	for i, c := range p.tailCap {
-		tslots[i] = e.be.Alloc(kernels.F32, c)
-		e.owned = append(e.owned, tslots[i])
-	}
+	bf, tails := e.be.Alloc(kernels.BF16, p.arena[1]), e.be.Alloc(kernels.F32, p.arena[2])
+	e.owned = append(e.owned, bf, tails)
 	for _, st := range p.stashes {
 		sh := st.stash
-		sb.bf16[st] = viewOf(e.be, bslots[sh.slot], 0, sh.n)
-		sb.restored[st] = viewOf(e.be, slots[sh.restore.slot], 0, st.size)
+		sb.bf16[st] = viewOf(e.be, bf, sh.off, sh.n)
+		sb.restored[st] = viewOf(e.be, arena, sh.restore.off, st.size)
 		if sh.tail != nil {
-			sb.tail[st] = viewOf(e.be, tslots[sh.tail.slot], 0, sh.tail.size)
+			sb.tail[st] = viewOf(e.be, tails, sh.tail.off, sh.tail.size)
 		}
 		sb.packAt[st.last] = append(sb.packAt[st.last], st)
 		sb.unpackAt[sh.restore.def] = append(sb.unpackAt[sh.restore.def], st)

@@ -73,7 +73,7 @@ func TestStashBF16(t *testing.T) {
 
 // TestStashBF16Memory: over a chain of 12 MLP layers, where the
 // activations kept for backward dominate, the float32 slots plus the bf16
-// stash take under 60% of the float32 plan (the stash is half the size, and
+// stash take under 65% of the float32 plan (the stash is half the size, and
 // backward restores one layer at a time); gradients still match within
 // 2e-2.
 func TestStashBF16Memory(t *testing.T) {
@@ -100,8 +100,8 @@ func TestStashBF16Memory(t *testing.T) {
 	f32, bf := float64(st[0].SlotElems), float64(st[1].SlotElems)+float64(st[1].StashElems)/2
 	t.Logf("L=%d: float32 plan %d slot elems; stashed %d + %d bf16 (%d activations) = %.0f float32-equivalents (%.0f%%)",
 		L, st[0].SlotElems, st[1].SlotElems, st[1].StashElems, st[1].Stashed, bf, 100*bf/f32)
-	if bf > 0.6*f32 {
-		t.Errorf("stashed plan holds %.0f%% of the float32 plan, want ≤ 60%%", 100*bf/f32)
+	if bf > 0.65*f32 {
+		t.Errorf("stashed plan holds %.0f%% of the float32 plan, want ≤ 65%%", 100*bf/f32)
 	}
 	if d := relErr(dx[1], f64(dx[0]), 1e-3); d > 2e-2 {
 		t.Errorf("dx with the stash: relative difference %.3g > 2e-2", d)
