@@ -1,8 +1,8 @@
 package main
 
-// The CUDA backend registers "cuda-emu" (the CPU emulator of its kernels)
-// in every build; the GPU build (make train-cuda, -tags argrl_cuda) adds
-// "cuda" and "cuda-bf16tc".
+// The CUDA backend registers "cuda-emu" and "cuda-emu-bf16" (the CPU
+// emulator of its kernels) in every build; the GPU build (make train-cuda,
+// -tags argrl_cuda) adds "cuda", "cuda-bf16tc" and "cuda-bf16".
 import (
 	"fmt"
 	"io"

@@ -66,8 +66,8 @@ const (
 )
 
 // device is the small driver surface the backend is written against. The
-// cuda build implements it with gorgonia.org/cu and cuBLAS; the tests
-// implement it with the CPU emulator (emu.go), so everything above this
+// cuda build implements it with the driver API and cuBLAS (device_cuda.go);
+// the emulator (emu.go) implements it on the CPU, so everything above this
 // interface — launch shapes, argument packing, the pool, the row-major to
 // column-major GEMM mapping — is exercised without a GPU.
 //
