@@ -77,7 +77,8 @@ train-cuda:
 # One prepared script for a machine with a GPU (10 minutes at most; one
 # summary table). gpu-check-dry-run runs every step on the emulator at tiny
 # shapes (no GPU); gpu-check-build makes the binaries for a GPU machine
-# without Go (then: PREBUILT=1 make gpu-check there).
+# without Go, and bin/gpu-check.tar.gz of them (then, there: tar xzf it
+# into bin/ and PREBUILT=1 make gpu-check).
 gpu-check:
 	BIN=$(BIN) kernels/cuda/gpu-check.sh
 
@@ -85,10 +86,10 @@ gpu-check-dry-run:
 	BIN=$(BIN) kernels/cuda/gpu-check.sh --dry-run
 
 gpu-check-build:
-	$(GO) build -tags $(CUDA_TAGS) -o $(BIN)/gpucheck ./cmd/gpucheck
-	$(GO) build -tags $(CUDA_TAGS) -o $(BIN)/train-cuda ./cmd/train
-	$(GO) build -o $(BIN)/train ./cmd/train
-	$(GO) test -tags $(CUDA_TAGS) -c -o $(BIN)/cuda.test ./kernels/cuda
+	$(GO) build -tags $(CUDA_TAGS) -ldflags='-s -w' -o $(BIN)/gpucheck ./cmd/gpucheck
+	$(GO) build -tags $(CUDA_TAGS) -ldflags='-s -w' -o $(BIN)/train-cuda ./cmd/train
+	$(GO) test -tags $(CUDA_TAGS) -ldflags='-s -w' -c -o $(BIN)/cuda.test ./kernels/cuda
+	tar czf $(BIN)/gpu-check.tar.gz -C $(BIN) gpucheck train-cuda cuda.test
 
 # PyTorch oracles (Debian python3-torch under /usr/bin/python3); the outputs
 # are committed so that make test never needs Python.

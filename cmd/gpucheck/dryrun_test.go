@@ -17,7 +17,10 @@ import (
 // the driver row (skipped: no GPU), the conformance suite, the cpu-vs-
 // emulator loss comparisons, the checkpoint, decode at both batches, LoRA
 // SFT, the GRPO step with its phases, activation memory per layer (bf16
-// below f32) and the data-parallel slot.
+// below f32) and the data-parallel slot. Run again with the binaries
+// already built and a budget that runs out early, the later steps become
+// FAIL rows of their own, the table still lists every check, and the
+// script fails.
 func TestGPUCheckDryRun(t *testing.T) {
 	if _, err := exec.LookPath("go"); err != nil {
 		t.Skip("no go command to build the binaries with")
@@ -85,5 +88,20 @@ func TestGPUCheckDryRun(t *testing.T) {
 	f32, bf := perLayer["activations per layer, cuda-emu"], perLayer["activations per layer, cuda-emu-bf16"]
 	if !(bf > 0 && bf < 0.6*f32) {
 		t.Errorf("activations per layer: bf16 %v B/token, f32 %v: want bf16 below 60%% of f32", bf, f32)
+	}
+
+	out2 := t.TempDir()
+	cmd = exec.Command("bash", "../../kernels/cuda/gpu-check.sh", "--dry-run")
+	cmd.Env = append(os.Environ(), "OUT="+out2, "BIN="+bin, "PREBUILT=1", "BUDGET=20")
+	log, err = cmd.CombinedOutput()
+	if err == nil {
+		t.Fatalf("a run out of budget passed:\n%s", log)
+	}
+	sum, err = os.ReadFile(filepath.Join(out2, "summary.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(sum), "the 20s budget is spent"); n == 0 || !strings.Contains(string(sum), "data-parallel") {
+		t.Errorf("out of budget: %d steps marked not run; summary:\n%s", n, sum)
 	}
 }

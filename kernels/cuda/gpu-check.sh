@@ -7,8 +7,9 @@
 #
 #   0. the GPU (nvidia-smi) and what bin/train-cuda resolved (train gpu-info)
 #   1. build bin/train-cuda, bin/gpucheck (-tags argrl_cuda) and the CUDA
-#      test binary, unless PREBUILT=1 (a machine without Go: build them
-#      elsewhere with `make gpu-check-build` and bring bin/)
+#      test binary, unless PREBUILT=1 (a machine without Go: `make
+#      gpu-check-build` elsewhere writes them, stripped, and
+#      bin/gpu-check.tar.gz, ≈ 26 MB, to bring and unpack into bin/)
 #   2. the conformance suite on the GPU (kerneltest.RunAll, the extra
 #      shapes), the GPU-vs-emulator kernel comparison, the PTX checks
 #   3. SFT and PPO on the tiny configs, 3 steps each, on the CPU and on the
@@ -75,12 +76,12 @@ run() {
 	fi
 	timeout "$limit" "$@"
 	local rc=$?
-	((rc == 124)) && why="timed out after ${limit}s"
-	((rc != 0 && rc != 124)) && why="exit status $rc"
+	((rc == 124)) && why="timed out after ${limit}s (log above)"
+	((rc != 0 && rc != 124)) && why="exit status $rc (log above)"
 }
 # settle FILE NAME: a FAIL row for a step that wrote no result
 settle() {
-	[[ -s "$1" ]] || "$G" row -out "$1" -check "$2" -status FAIL -detail "${why:-no result} (log above)"
+	[[ -s "$1" ]] || "$G" row -out "$1" -check "$2" -status FAIL -detail "${why:-no result (log above)}"
 }
 # next NAME: f becomes the next step's result file (in table order)
 next() {
@@ -96,6 +97,18 @@ else
 		echo "gpu-check: nvidia-smi failed: no usable NVIDIA GPU (try --dry-run)" >&2
 		exit 2
 	fi
+	# cuBLAS outside the loader's path (a CUDA toolkit under /usr/local,
+	# or the nvidia-cublas Python wheel): point ARGRL_LIBCUBLAS at it, and
+	# the loader at its directory for libcublasLt
+	if [[ -z "${ARGRL_LIBCUBLAS:-}" ]] && ! ldconfig -p 2>/dev/null | grep -qE 'libcublas\.so\.1[123] '; then
+		lib=$(ls /usr/local/cuda*/lib64/libcublas.so.1[321] /usr/local/cuda*/targets/*/lib/libcublas.so.1[321] \
+			"$(python3 -c 'import nvidia.cublas, os; print(os.path.dirname(nvidia.cublas.__file__))' 2>/dev/null)"/lib/libcublas.so.1[321] \
+			2>/dev/null | head -1)
+		if [[ -n "$lib" ]]; then
+			export ARGRL_LIBCUBLAS=$lib LD_LIBRARY_PATH=$(dirname "$lib")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+			echo "cuBLAS: $lib"
+		fi
+	fi
 fi
 ngpu=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true)
 
@@ -103,10 +116,9 @@ if [[ "${PREBUILT:-}" != 1 ]]; then
 	say "1 build"
 	timeout 300 go build -tags argrl_cuda -o "$BIN/gpucheck" ./cmd/gpucheck || echo "FAILED: build gpucheck" >&2
 	timeout 300 go build -tags argrl_cuda -o "$BIN/train-cuda" ./cmd/train || echo "FAILED: build train-cuda" >&2
-	timeout 300 go build -o "$BIN/train" ./cmd/train || echo "FAILED: build train" >&2
 	timeout 300 go test -tags argrl_cuda -c -o "$BIN/cuda.test" ./kernels/cuda || echo "FAILED: build the CUDA test binary" >&2
 fi
-for b in gpucheck train-cuda train cuda.test; do
+for b in gpucheck train-cuda cuda.test; do
 	if [[ ! -x "$BIN/$b" ]]; then
 		echo "gpu-check: $BIN/$b is missing (build it, or make gpu-check-build elsewhere and set PREBUILT=1)" >&2
 		exit 2
@@ -141,7 +153,7 @@ for algo in sft ppo; do
 	common="--config configs/$algo-tiny.yaml --set optim.max_steps=$STEPS --set data.val= --set checkpoint.best_metric=loss"
 	a=$OUT/cmp-$algo-cpu b=$OUT/cmp-$algo-$CMP
 	run "3 $algo-tiny, $STEPS steps, cpu vs $CMP" 150 bash -c "set -o pipefail; rm -rf '$a' '$b' &&
-		'$BIN/train' $algo $common --set model.backend=cpu --set run.dir='$a' 2>&1 | tail -2 &&
+		'$BIN/train-cuda' $algo $common --set model.backend=cpu --set run.dir='$a' 2>&1 | tail -2 &&
 		'$BIN/train-cuda' $algo $common --set model.backend=$CMP --set run.dir='$b' 2>&1 | tail -3 &&
 		'$G' compare -tol 0.01 -name '$algo-tiny: cpu vs $CMP' -out '$f' '$a' '$b'"
 	settle "$f" "$algo-tiny: cpu vs $CMP"
