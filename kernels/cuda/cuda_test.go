@@ -45,6 +45,9 @@ func TestConformanceCUDA(t *testing.T) {
 				if b.Name() != "cuda" {
 					t.Errorf("kernels.Open(\"cuda\").Name() = %q", b.Name())
 				}
+				if err := b.Close(); err != nil {
+					t.Error(err)
+				}
 			})
 		}
 		s := be.MemStats()
