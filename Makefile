@@ -3,8 +3,12 @@ GO      ?= go
 BIN     ?= bin
 export CGO_ENABLED ?= 1
 
+<<<<<<< HEAD
 .PHONY: build test test-long bench deps-bench demo demo-base cuda cuda-check train-cuda gpu-check fixtures fuzz vet clean
 .PHONY: build-mpi test-mpi nccl-vet nccl-check
+=======
+.PHONY: build test test-long bench deps-bench demo demo-base cuda cuda-check train-cuda gpu-check gpu-check-dry-run gpu-check-build fixtures fuzz vet clean
+>>>>>>> wt-c
 
 build:
 	CGO_ENABLED=0 $(GO) build -o $(BIN)/train ./cmd/train
@@ -61,17 +65,27 @@ cuda:
 	$(GO) vet -tags $(CUDA_TAGS) ./...
 	$(GO) build -tags $(CUDA_TAGS) ./...
 
-# CI: the committed PTX must equal a fresh build of the sources.
-cuda-check:
+# CI: the committed PTX must equal a fresh build of the sources; the GPU
+# build vets, builds and links against no CUDA library (it resolves the
+# driver and cuBLAS at run time: CUDA 11.x-13.x drivers), and starts
+# (kernels/cuda/link-check.sh prints what it resolved).
+cuda-check: train-cuda
 	kernels/cuda/gen.sh --check
 	$(GO) vet -tags $(CUDA_TAGS) ./...
 	$(GO) build -tags $(CUDA_TAGS) ./...
+	kernels/cuda/link-check.sh $(BIN)/train-cuda
+	$(GO) test -tags $(CUDA_TAGS) -count=1 -run 'TestDriverReport|TestNewWithoutGPU|TestPTX' ./kernels/cuda/
 
 train-cuda:
 	$(GO) build -tags $(CUDA_TAGS) -o $(BIN)/train-cuda ./cmd/train
 
-# One prepared script for a machine with a GPU (fits in 10 minutes).
+# One prepared script for a machine with a GPU (10 minutes at most; one
+# summary table). gpu-check-dry-run runs every step on the emulator at tiny
+# shapes (no GPU); gpu-check-build makes the binaries for a GPU machine
+# without Go, and bin/gpu-check.tar.gz of them (then, there: tar xzf it
+# into bin/ and PREBUILT=1 make gpu-check).
 gpu-check:
+<<<<<<< HEAD
 	kernels/cuda/gpu-check.sh
 	dist/nccl-check.sh
 
@@ -97,6 +111,18 @@ nccl-vet:
 # The NCCL check alone (also the last step of gpu-check): 2 ranks on 2 GPUs.
 nccl-check:
 	dist/nccl-check.sh
+=======
+	BIN=$(BIN) kernels/cuda/gpu-check.sh
+
+gpu-check-dry-run:
+	BIN=$(BIN) kernels/cuda/gpu-check.sh --dry-run
+
+gpu-check-build:
+	$(GO) build -tags $(CUDA_TAGS) -ldflags='-s -w' -o $(BIN)/gpucheck ./cmd/gpucheck
+	$(GO) build -tags $(CUDA_TAGS) -ldflags='-s -w' -o $(BIN)/train-cuda ./cmd/train
+	$(GO) test -tags $(CUDA_TAGS) -ldflags='-s -w' -c -o $(BIN)/cuda.test ./kernels/cuda
+	tar czf $(BIN)/gpu-check.tar.gz -C $(BIN) gpucheck train-cuda cuda.test
+>>>>>>> wt-c
 
 # PyTorch oracles (Debian python3-torch under /usr/bin/python3); the outputs
 # are committed so that make test never needs Python.

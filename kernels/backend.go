@@ -153,8 +153,17 @@ type Backend interface {
 	CopyIn(dst Buffer, src []float32)  // host → device (converts to bf16 if dst is BF16)
 	CopyOut(dst []float32, src Buffer) // device → host (converts from bf16)
 	Copy(dst, src Buffer)              // device → device, equal lengths and dtypes
-	Fill(dst Buffer, v float32)        // every element = v
-	Sync() error                       // waits for queued work; returns and clears the first recorded error
+	// Convert copies src into dst, equal lengths, converting the storage
+	// type: F32 → BF16 rounds to nearest even (BF16FromFloat32), BF16 →
+	// F32 is exact, equal dtypes copy.
+	Convert(dst, src Buffer)
+	Fill(dst Buffer, v float32) // every element = v
+	Sync() error                // waits for queued work; returns and clears the first recorded error
+	// Close releases what the backend holds (device memory, a GPU context,
+	// an emulator process); its buffers become invalid and it must not be
+	// used again. Whoever opened a backend closes it, after the models on
+	// it. The CPU backend's Close does nothing.
+	Close() error
 	// Upload copies raw bytes, dst.Len() little-endian elements of
 	// dst.DType() (4 bytes each for F32, 2 for BF16), into dst as they are:
 	// no conversion (a checkpoint tensor goes straight to the device).
@@ -237,6 +246,21 @@ type Backend interface {
 // back to Alloc and Upload.
 type Mapper interface {
 	Map(dt DType, raw []byte) (Buffer, error)
+}
+
+// MemReporter is implemented by backends whose allocator keeps statistics
+// (the CUDA backend's pool): MemReport is one line, printed when a run
+// closes the backend.
+type MemReporter interface {
+	MemReport() string
+}
+
+// BF16Activations is implemented by backends that want training graphs to
+// keep the forward activations that backward reads in bf16 between the two
+// passes (kernels/graph Config.StashBF16; about half the activation
+// memory): the CUDA backend with bf16 activations ("cuda-bf16").
+type BF16Activations interface {
+	BF16Activations() bool
 }
 
 // DropoutUniform is the counter-based uniform in [0,1) shared by every

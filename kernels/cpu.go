@@ -71,6 +71,9 @@ func newCPU(m cpuBLAS) *cpuBackend {
 
 func (c *cpuBackend) Name() string { return "cpu/" + blasName }
 
+// Close does nothing: buffers are Go memory (or caller mappings).
+func (c *cpuBackend) Close() error { return nil }
+
 func (c *cpuBackend) fail(err error) {
 	c.mu.Lock()
 	if c.err == nil {

@@ -203,6 +203,33 @@ func (c *cpuBackend) Copy(dst, src Buffer) {
 	}
 }
 
+func (c *cpuBackend) Convert(dst, src Buffer) {
+	k := c.check("Convert")
+	d := k.buf("dst", dst, 0, WriteAny)
+	s := k.buf("src", src, 0, Read)
+	if k.Bad {
+		return
+	}
+	if d.n != s.n {
+		k.Failf("dst has %d elements, src %d", d.n, s.n)
+		return
+	}
+	switch {
+	case d.dt == F32 && s.dt == F32:
+		copy(d.st.f[d.off:d.off+d.n], s.st.f[s.off:s.off+s.n])
+	case d.dt == BF16 && s.dt == BF16:
+		copy(d.st.h[d.off:d.off+d.n], s.st.h[s.off:s.off+s.n])
+	case d.dt == BF16:
+		for i, x := range s.st.f[s.off : s.off+s.n] {
+			d.st.h[d.off+i] = BF16FromFloat32(x)
+		}
+	default:
+		for i, h := range s.st.h[s.off : s.off+s.n] {
+			d.st.f[d.off+i] = Float32FromBF16(h)
+		}
+	}
+}
+
 func (c *cpuBackend) Fill(dst Buffer, v float32) {
 	k := c.check("Fill")
 	d := k.buf("dst", dst, 0, WriteAny)

@@ -241,7 +241,7 @@ func (mg *modelGraph) planned() int64 {
 	for _, e := range []*graph.Executor{mg.train, mg.eval} {
 		if e != nil {
 			st := e.Stats()
-			n += st.SlotElems + st.PinnedElems
+			n += st.SlotElems + st.PinnedElems + st.StashElems/2
 		}
 	}
 	return 4 * n
@@ -317,6 +317,9 @@ func (m *Model) executor(mg *modelGraph, train bool) (*graph.Executor, error) {
 		cfg.Outputs = append(cfg.Outputs, mg.value)
 	}
 	if train {
+		if b, ok := m.be.(kernels.BF16Activations); ok && b.BF16Activations() {
+			cfg.StashBF16 = true
+		}
 		cfg.Outputs = append(cfg.Outputs, mg.grads...)
 		cfg.Late = []*gorgonia.Node{mg.dlp}
 		if mg.dval != nil {

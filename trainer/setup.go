@@ -103,6 +103,8 @@ type Setup struct {
 	Train     *Dataset // nil with NoTrainData
 	Val       *Dataset // nil without data.val
 	MaxLen    int      // the sequence cap: model.max_len
+
+	log io.Writer
 }
 
 // NewSetup builds everything cfg describes; see the file header.
@@ -111,7 +113,7 @@ func NewSetup(cfg config.Config, o SetupOptions) (s *Setup, err error) {
 	if log == nil {
 		log = io.Discard
 	}
-	s = &Setup{Config: cfg, MaxLen: cfg.Model.MaxLen}
+	s = &Setup{Config: cfg, MaxLen: cfg.Model.MaxLen, log: log}
 	defer func() {
 		if err != nil {
 			s.Close()
@@ -181,11 +183,24 @@ func NewSetup(cfg config.Config, o SetupOptions) (s *Setup, err error) {
 	return s, nil
 }
 
-// Close frees the model.
+// Close frees the model, then closes the backend NewSetup opened (a
+// failure to close it is reported on SetupOptions.Log).
 func (s *Setup) Close() {
-	if s != nil && s.Model != nil {
+	if s == nil {
+		return
+	}
+	if s.Model != nil {
 		s.Model.Close()
 		s.Model = nil
+	}
+	if s.Backend != nil {
+		if r, ok := s.Backend.(kernels.MemReporter); ok {
+			fmt.Fprintf(s.log, "setup: %s memory pool: %s\n", s.Backend.Name(), r.MemReport())
+		}
+		if err := s.Backend.Close(); err != nil {
+			fmt.Fprintf(s.log, "setup: warning: %v\n", err)
+		}
+		s.Backend = nil
 	}
 }
 

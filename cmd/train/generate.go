@@ -60,6 +60,7 @@ func addGenFlags(c *cobra.Command, g *genFlags, maxNewDefault int, maxNewHelp st
 
 // genSession is an opened model with its engine and tokenizer.
 type genSession struct {
+	be  kernels.Backend
 	m   *model.Model
 	eng *rollout.Engine
 	tok *tokenizer.Tokenizer // nil when the model has none and none was given
@@ -68,6 +69,7 @@ type genSession struct {
 func (s *genSession) close() {
 	s.eng.Close()
 	s.m.Close()
+	closeBackend(s.be, os.Stderr)
 }
 
 // openGen opens the model, its adapter, the tokenizer (required when
@@ -105,14 +107,16 @@ func openGen(modelDir, adapter string, g *genFlags, needTok bool, log io.Writer)
 	fmt.Fprintf(log, "backend %s\n", chosen)
 	m, err := model.Open(modelDir, be, model.Options{Adapter: adapter, MaxLen: g.maxLen})
 	if err != nil {
+		closeBackend(be, os.Stderr)
 		return nil, err
 	}
 	eng, err := rollout.New(m, rollout.Options{Batch: g.batch, MergeLoRA: g.mergeLoRA, Tokenizer: tok})
 	if err != nil {
 		m.Close()
+		closeBackend(be, os.Stderr)
 		return nil, err
 	}
-	return &genSession{m: m, eng: eng, tok: tok}, nil
+	return &genSession{be: be, m: m, eng: eng, tok: tok}, nil
 }
 
 // recordPrompts renders records with the template (default: the model family's).

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -17,6 +18,7 @@ import (
 // to stdout.
 func init() {
 	var stages, trained, out string
+	var draws bool
 	c := &cobra.Command{
 		Use:   "report DIR [--stages base,sft,grpo] [--trained es] [--out report.json]",
 		Short: "paper 000's Table 2 and Table 8 from `train eval --out` files (DIR/<stage>/<split>.<lang>.json)",
@@ -32,6 +34,9 @@ lang: the test language) and print:
 --out also writes every per-file and pooled report as JSON.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if draws {
+				return reproduceReport(cmd, args[0])
+			}
 			st := splitList(stages)
 			tr := splitList(trained)
 			res, err := report.Load(args[0], st)
@@ -76,6 +81,7 @@ lang: the test language) and print:
 	f.StringVar(&stages, "stages", "base,sft,grpo", "stage directories, in table order (claims: first = base, second = SFT, last = RL)")
 	f.StringVar(&trained, "trained", "es", "training language(s); the others are the unseen ones")
 	f.StringVar(&out, "out", "", "also write the reports as JSON")
+	f.BoolVar(&draws, "draws", false, "DIR holds draw-N/evals (make reproduce): print paper 000's tables as mean ± sd over the draws beside the paper, check the claims strictly, write DIR/claims.json and DIR/plots/table*.png")
 	root.AddCommand(c)
 }
 
@@ -87,4 +93,38 @@ func splitList(s string) []string {
 		}
 	}
 	return out
+}
+
+// reproduceReport is `train report --draws DIR`.
+func reproduceReport(cmd *cobra.Command, dir string) error {
+	d, err := report.LoadDraws(dir)
+	if err != nil {
+		return err
+	}
+	w := cmd.OutOrStdout()
+	if err := d.WriteTables(w); err != nil {
+		return err
+	}
+	cs, err := d.Claims()
+	if err != nil {
+		return err
+	}
+	held := 0
+	for _, c := range cs {
+		if c.Holds {
+			held++
+		}
+	}
+	fmt.Fprintf(w, "\nClaims (strict: the ordering holds on every draw and the mean margin is ≥ %.0f point; a tie does not hold): %d of %d hold\n",
+		report.MinMargin, held, len(cs))
+	report.WriteReproClaims(w, cs)
+	if err := writeJSONFile(filepath.Join(dir, "claims.json"), cs); err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	files, err := d.WritePlots(filepath.Join(dir, "plots"))
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(cmd.ErrOrStderr(), "report: wrote %s and %d charts in %s\n", filepath.Join(dir, "claims.json"), len(files), filepath.Join(dir, "plots"))
+	return nil
 }

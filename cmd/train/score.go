@@ -76,6 +76,7 @@ func newScoreCmd() *cobra.Command {
 				return fmt.Errorf("score: %w", err)
 			}
 			fmt.Fprintf(cmd.ErrOrStderr(), "score: backend %s\n", chosen)
+			defer closeBackend(be, cmd.ErrOrStderr())
 			m, err := model.Open(modelDir, be, model.Options{Adapter: adapter})
 			if err != nil {
 				return fmt.Errorf("score: %w", err)

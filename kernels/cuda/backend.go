@@ -18,6 +18,12 @@ type Options struct {
 	// float32 throughout, which matches the CPU backend to float32 rounding.
 	// Training a 7B model wants it on (see the package comment).
 	BF16TensorCores bool
+	// BF16Activations makes training graphs keep the activations their
+	// backward pass reads in bf16 between the passes
+	// (kernels.BF16Activations): half the activation memory of a step
+	// (see the package comment's memory plan); forward results are
+	// unchanged, gradients are those of the rounded activations.
+	BF16Activations bool
 }
 
 // Backend implements kernels.Backend on a device: the GPU in the cuda
@@ -41,20 +47,43 @@ type Backend struct {
 	ints intCache
 }
 
-var _ kernels.Backend = (*Backend)(nil)
+var (
+	_ kernels.Backend     = (*Backend)(nil)
+	_ kernels.MemReporter = (*Backend)(nil)
+)
 
 func newBackend(dev device, opt Options) *Backend {
 	return &Backend{dev: dev, opt: opt, pool: pool{dev: dev, bins: map[int64][]devPtr{}}}
 }
 
-// Name is "cuda" on a GPU, "cuda-emu" on the CPU emulator.
-func (be *Backend) Name() string { return be.dev.name() }
+// BF16Activations reports Options.BF16Activations (kernels.BF16Activations).
+func (be *Backend) BF16Activations() bool { return be.opt.BF16Activations }
 
-// Close frees every cached device block and releases the device. Buffers
-// still allocated become invalid.
+// Name is "cuda" on a GPU, "cuda-emu" on the CPU emulator, with the
+// registered names' suffix for the precision options: "-bf16tc" (tensor
+// cores), "-bf16" (tensor cores and bf16 activations), "-bf16act".
+func (be *Backend) Name() string {
+	n := be.dev.name()
+	switch {
+	case be.opt.BF16TensorCores && be.opt.BF16Activations:
+		n += "-bf16"
+	case be.opt.BF16TensorCores:
+		n += "-bf16tc"
+	case be.opt.BF16Activations:
+		n += "-bf16act"
+	}
+	return n
+}
+
+// Close frees every cached device block and releases the device (the GPU
+// context, or the emulator process). Buffers still allocated become
+// invalid; later calls record an error. Closing twice is a no-op.
 func (be *Backend) Close() error {
 	be.mu.Lock()
 	defer be.mu.Unlock()
+	if _, done := be.dev.(closedDevice); done {
+		return nil
+	}
 	for i, e := range be.ints.ent {
 		if e.size > 0 {
 			be.pool.put(e.p, e.size)
@@ -62,18 +91,55 @@ func (be *Backend) Close() error {
 		}
 	}
 	err := be.pool.trim()
-	return errors.Join(err, be.dev.close())
+	err = errors.Join(err, be.dev.close())
+	be.dev = closedDevice{be.dev.name()}
+	be.pool.dev = be.dev
+	if err != nil {
+		return fmt.Errorf("%s: close: %w", be.dev.name(), err)
+	}
+	return nil
 }
 
-// MemStats reports the pool: bytes handed out now, the peak of that, and
-// bytes cached for reuse.
-type MemStats struct{ InUse, Peak, Cached int64 }
+// MemStats reports the pool. Bytes are in size classes (what the pool
+// reserves for a request).
+type MemStats struct {
+	InUse, Peak int64 // bytes handed out now, and the most ever at once
+	Cached      int64 // bytes freed by the host and kept for reuse
+	DevicePeak  int64 // the most bytes ever allocated from the device (≥ Peak)
+	Requests    int64 // blocks asked of the pool (buffers, scratch, side inputs)
+	Reused      int64 // requests served from the cache
+	Allocs      int64 // requests that went to the device
+}
 
 // MemStats returns the allocator's counters.
 func (be *Backend) MemStats() MemStats {
 	be.mu.Lock()
 	defer be.mu.Unlock()
-	return MemStats{InUse: be.pool.inUse, Peak: be.pool.peak, Cached: be.pool.cached}
+	p := &be.pool
+	return MemStats{InUse: p.inUse, Peak: p.peak, Cached: p.cached, DevicePeak: p.devPeak,
+		Requests: p.gets, Reused: p.reused, Allocs: p.allocs}
+}
+
+// DeviceMemory reports the device's free and total bytes, as the driver
+// sees them (all processes; an error on the emulator).
+func (be *Backend) DeviceMemory() (free, total int64, err error) {
+	be.mu.Lock()
+	defer be.mu.Unlock()
+	return be.dev.memInfo()
+}
+
+// MemReport is MemStats().String() (kernels.MemReporter).
+func (be *Backend) MemReport() string { return be.MemStats().String() }
+
+// String is one line: "peak 12.3 MiB (device 13.0 MiB), 4567 requests,
+// 98.1% reused, 87 device allocations".
+func (s MemStats) String() string {
+	reuse := 0.0
+	if s.Requests > 0 {
+		reuse = 100 * float64(s.Reused) / float64(s.Requests)
+	}
+	return fmt.Sprintf("peak %.1f MiB (device %.1f MiB), %d requests, %.1f%% reused, %d device allocations",
+		float64(s.Peak)/(1<<20), float64(s.DevicePeak)/(1<<20), s.Requests, reuse, s.Allocs)
 }
 
 // store is one pooled allocation.
@@ -274,6 +340,30 @@ func (be *Backend) Copy(dst, src kernels.Buffer) {
 	}
 	if d.n > 0 {
 		o.check(be.dev.dtod(d.ptr(), s.ptr(), d.bytes()))
+	}
+}
+
+// Convert converts on the device (f32_to_bf16_kernel, bf16_to_f32_kernel).
+func (be *Backend) Convert(dst, src kernels.Buffer) {
+	o := be.begin("Convert")
+	defer o.end()
+	d, s := o.buf("dst", dst, 0, kernels.WriteAny), o.buf("src", src, 0, kernels.Read)
+	if o.Bad {
+		return
+	}
+	if d.n != s.n {
+		o.Failf("dst has %d elements, src %d", d.n, s.n)
+		return
+	}
+	n := int64(d.n)
+	switch {
+	case n == 0:
+	case d.dt == s.dt:
+		o.check(be.dev.dtod(d.ptr(), s.ptr(), d.bytes()))
+	case d.dt == kernels.BF16:
+		o.launch("f32_to_bf16_kernel", grid1(n), block1, pArg(d.ptr()), pArg(s.ptr()), lArg(n))
+	default:
+		o.launch("bf16_to_f32_kernel", grid1(n), block1, pArg(d.ptr()), pArg(s.ptr()), lArg(n))
 	}
 }
 

@@ -12,10 +12,7 @@ import (
 // V 152064), for make gpu-check. Each reports the op's own throughput.
 
 func benchBackend(b *testing.B, opt Options) *Backend {
-	be, err := New(opt)
-	if err != nil {
-		b.Fatal(err)
-	}
+	be := gpu(b, opt)
 	b.Cleanup(func() { be.Close() })
 	return be
 }

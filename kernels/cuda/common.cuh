@@ -37,27 +37,45 @@ __device__ __forceinline__ bf16_t f32_to_bf16(float f) {
   return (bf16_t)(u >> 16);
 }
 
+// The warp reductions are xor butterflies; under the emulator each is one
+// collective with the same result in every lane (emu::warp_butterfly).
 __device__ __forceinline__ float warp_sum(float v) {
+#if defined(ARGRL_EMU)
+  return emu::warp_butterfly(__LINE__, v, [](float a, float b) { return a + b; });
+#else
   for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(FULL_MASK, v, o);
   return v;
+#endif
 }
 
 __device__ __forceinline__ float warp_max(float v) {
+#if defined(ARGRL_EMU)
+  return emu::warp_butterfly(__LINE__, v, [](float a, float b) { return fmaxf(a, b); });
+#else
   for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(FULL_MASK, v, o));
   return v;
+#endif
 }
 
 __device__ __forceinline__ unsigned long long warp_sum_u64(unsigned long long v) {
+#if defined(ARGRL_EMU)
+  return emu::warp_butterfly(__LINE__, v, [](unsigned long long a, unsigned long long b) { return a + b; });
+#else
   for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(FULL_MASK, v, o);
   return v;
+#endif
 }
 
 __device__ __forceinline__ unsigned long long warp_max_u64(unsigned long long v) {
+#if defined(ARGRL_EMU)
+  return emu::warp_butterfly(__LINE__, v, [](unsigned long long a, unsigned long long b) { return b > a ? b : a; });
+#else
   for (int o = 16; o > 0; o >>= 1) {
     unsigned long long w = __shfl_xor_sync(FULL_MASK, v, o);
     v = w > v ? w : v;
   }
   return v;
+#endif
 }
 
 // block_sum returns the sum of v over the block to every thread. Every

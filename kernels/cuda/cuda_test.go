@@ -4,21 +4,33 @@ package cuda
 
 import (
 	"math/rand/v2"
+	"os"
 	"testing"
 
 	"github.com/argrl/argrl/kernels"
 	"github.com/argrl/argrl/kernels/kerneltest"
 )
 
+// gpu opens the CUDA backend, or skips the test where no GPU is usable
+// (a -tags argrl_cuda build on a machine without one) unless
+// ARGRL_REQUIRE_GPU is set, as make gpu-check does.
+func gpu(t testing.TB, opt Options) *Backend {
+	t.Helper()
+	be, err := New(opt)
+	if err != nil {
+		if os.Getenv("ARGRL_REQUIRE_GPU") == "" {
+			t.Skipf("no GPU: %v", err)
+		}
+		t.Fatal(err)
+	}
+	return be
+}
+
 // TestConformanceCUDA runs the conformance suite, and the emulated tests'
-// extra shapes, on the GPU (only in a -tags argrl_cuda build, which needs a
-// GPU to start: gorgonia.org/cu exits the process at init without one).
+// extra shapes, on the GPU (only in a -tags argrl_cuda build).
 func TestConformanceCUDA(t *testing.T) {
 	for _, opt := range []Options{{}, {BF16TensorCores: true}} {
-		be, err := New(opt)
-		if err != nil {
-			t.Fatal(err)
-		}
+		be := gpu(t, opt)
 		t.Logf("device: %s, options %+v", be.Device(), opt)
 		if opt.BF16TensorCores {
 			t.Run("tensorcores", func(t *testing.T) { testTensorCores(t, be) })
@@ -32,6 +44,9 @@ func TestConformanceCUDA(t *testing.T) {
 				}
 				if b.Name() != "cuda" {
 					t.Errorf("kernels.Open(\"cuda\").Name() = %q", b.Name())
+				}
+				if err := b.Close(); err != nil {
+					t.Error(err)
 				}
 			})
 		}
@@ -48,11 +63,8 @@ func TestConformanceCUDA(t *testing.T) {
 // tolerance, the two must agree closely (same algorithm, same order of
 // operations; only fused multiply-adds and exp differ).
 func TestCUDAMatchesEmulator(t *testing.T) {
-	gpu, err := New(Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer gpu.Close()
+	dev := gpu(t, Options{})
+	defer dev.Close()
 	emu := newEmu(t, EmuOptions{})
 	p := kernels.AttnParams{B: 2, Tq: 45, Hq: 12, Hkv: 2, D: 64, S: 2, Tmax: 45, KLen: []int32{45, 31}}
 	r := rand.New(rand.NewPCG(1, 2))
@@ -66,7 +78,7 @@ func TestCUDAMatchesEmulator(t *testing.T) {
 	}
 	q, k, v := vals(nq), vals(nkv), vals(nkv)
 	var outs [2][]float32
-	for i, be := range []*Backend{gpu, emu} {
+	for i, be := range []*Backend{dev, emu} {
 		up := func(x []float32) kernels.Buffer {
 			b := be.Alloc(kernels.F32, len(x))
 			be.CopyIn(b, x)

@@ -1,6 +1,7 @@
 package cuda
 
 import (
+	"errors"
 	"fmt"
 	"math"
 )
@@ -65,8 +66,8 @@ const (
 )
 
 // device is the small driver surface the backend is written against. The
-// cuda build implements it with gorgonia.org/cu and cuBLAS; the tests
-// implement it with the CPU emulator (emu.go), so everything above this
+// cuda build implements it with the driver API and cuBLAS (device_cuda.go);
+// the emulator (emu.go) implements it on the CPU, so everything above this
 // interface — launch shapes, argument packing, the pool, the row-major to
 // column-major GEMM mapping — is exercised without a GPU.
 //
@@ -105,3 +106,24 @@ func checkSignature(kernel, sig string, args []arg) error {
 	}
 	return nil
 }
+
+// closedDevice stands in for a device after Backend.Close: every call fails.
+type closedDevice struct{ label string }
+
+var errClosed = errors.New("backend is closed")
+
+func (closedDevice) alloc(int64) (devPtr, error)          { return 0, errClosed }
+func (closedDevice) free(devPtr) error                    { return errClosed }
+func (closedDevice) htod(devPtr, []byte) error            { return errClosed }
+func (closedDevice) dtoh([]byte, devPtr) error            { return errClosed }
+func (closedDevice) dtod(devPtr, devPtr, int64) error     { return errClosed }
+func (closedDevice) memset32(devPtr, uint32, int64) error { return errClosed }
+func (closedDevice) memset16(devPtr, uint16, int64) error { return errClosed }
+func (closedDevice) launch(string, dim3, dim3, []arg) error {
+	return errClosed
+}
+func (closedDevice) gemm(*gemmCall) error           { return errClosed }
+func (closedDevice) sync() error                    { return errClosed }
+func (closedDevice) memInfo() (int64, int64, error) { return 0, 0, errClosed }
+func (closedDevice) close() error                   { return nil }
+func (d closedDevice) name() string                 { return d.label }

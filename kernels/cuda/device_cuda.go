@@ -3,28 +3,9 @@
 package cuda
 
 /*
-#cgo LDFLAGS: -lcublas
-#include <cuda.h>
-#include <cublas_v2.h>
-#include <library_types.h>
+#include <stdlib.h>
 
-// argrl_gemm is cublasGemmStridedBatchedEx with float32 compute; at/bt/ct
-// are 0 for f32, 1 for bf16.
-static int argrl_gemm(cublasHandle_t h, int ta, int tb, int m, int n, int k, float alpha,
-                      unsigned long long A, int at, int lda, long long sa,
-                      unsigned long long B, int bt, int ldb, long long sb, float beta,
-                      unsigned long long C, int ct, int ldc, long long sc, int batch) {
-	cudaDataType_t ty[2] = {CUDA_R_32F, CUDA_R_16BF};
-	return (int)cublasGemmStridedBatchedEx(h, ta ? CUBLAS_OP_T : CUBLAS_OP_N, tb ? CUBLAS_OP_T : CUBLAS_OP_N,
-		m, n, k, &alpha, (const void*)A, ty[at], lda, sa, (const void*)B, ty[bt], ldb, sb, &beta,
-		(void*)C, ty[ct], ldc, sc, batch, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
-}
-
-static int argrl_blas_create(cublasHandle_t* h, CUstream s) {
-	int st = (int)cublasCreate(h);
-	if (st != 0) return st;
-	return (int)cublasSetStream(*h, (cudaStream_t)s);
-}
+#include "cudrv.h"
 */
 import "C"
 
@@ -34,8 +15,6 @@ import (
 	"runtime"
 	"strings"
 	"unsafe"
-
-	"gorgonia.org/cu"
 )
 
 // ptxFS holds the PTX gen.sh made: ptx/sm_80/*.ptx, JIT-compiled by the
@@ -50,43 +29,61 @@ var ptxFS embed.FS
 // CUDA context is current per OS thread, so every call pins its goroutine
 // to its thread and makes the context current first.
 type cuDevice struct {
-	dev    cu.Device
-	ctx    cu.CUContext
-	stream cu.Stream
-	mods   []cu.Module
-	fns    map[string]cu.Function
+	dev    C.argrl_CUdevice
+	ctx    C.argrl_CUcontext
+	stream C.argrl_CUstream
+	mods   []C.argrl_CUmodule
+	fns    map[string]C.argrl_CUfunction
 	sigs   map[string]string
-	blas   C.cublasHandle_t
+	blas   C.argrl_cublasHandle_t
 	label  string
 }
 
 var _ device = (*cuDevice)(nil)
 
 func newCUDADevice(ordinal int) (*cuDevice, error) {
+	if err := loadLibraries(); err != nil {
+		return nil, err
+	}
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	dev, err := cu.GetDevice(ordinal)
-	if err != nil {
+	if err := cuErr("cuInit", C.drv_init()); err != nil {
+		return nil, fmt.Errorf("cuda: %w (driver %s, CUDA %s)", err, libNames[0], cudaVersion(driverVer))
+	}
+	var n C.int
+	if err := cuErr("cuDeviceGetCount", C.drv_device_count(&n)); err != nil {
+		return nil, fmt.Errorf("cuda: %w", err)
+	}
+	if ordinal >= int(n) {
+		return nil, fmt.Errorf("cuda: device %d requested, %d visible", ordinal, int(n))
+	}
+	d := &cuDevice{fns: map[string]C.argrl_CUfunction{}, sigs: map[string]string{}}
+	if err := cuErr("cuDeviceGet", C.drv_device(&d.dev, C.int(ordinal))); err != nil {
 		return nil, fmt.Errorf("cuda: device %d: %w", ordinal, err)
 	}
-	major, minor, err := dev.ComputeCapability()
-	if err != nil {
+	var major, minor C.int
+	if err := cuErr("cuDeviceGetAttribute", C.drv_capability(&major, &minor, d.dev)); err != nil {
 		return nil, fmt.Errorf("cuda: device %d: compute capability: %w", ordinal, err)
 	}
 	if major < 8 {
 		return nil, fmt.Errorf("cuda: device %d has compute capability %d.%d; argrl's kernels need 8.0 or newer", ordinal, major, minor)
 	}
+	if err := cuErr("cuDevicePrimaryCtxRetain", C.drv_retain(&d.ctx, d.dev)); err != nil {
+		return nil, fmt.Errorf("cuda: %w", err)
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			d.close()
+		}
+	}()
+	if err := cuErr("cuCtxSetCurrent", C.drv_set_ctx(d.ctx)); err != nil {
+		return nil, fmt.Errorf("cuda: %w", err)
+	}
+	if err := cuErr("cuStreamCreate", C.drv_stream(&d.stream)); err != nil {
+		return nil, fmt.Errorf("cuda: %w", err)
+	}
 	arch := ptxArchs[0]
-	d := &cuDevice{dev: dev, fns: map[string]cu.Function{}, sigs: map[string]string{}}
-	if d.ctx, err = dev.RetainPrimaryCtx(); err != nil {
-		return nil, fmt.Errorf("cuda: retain context: %w", err)
-	}
-	if err := cu.SetCurrentContext(d.ctx); err != nil {
-		return nil, fmt.Errorf("cuda: set context: %w", err)
-	}
-	if d.stream, err = cu.MakeStream(cu.NonBlocking); err != nil {
-		return nil, fmt.Errorf("cuda: create stream: %w", err)
-	}
 	dir := fmt.Sprintf("ptx/sm_%d", arch)
 	ents, err := ptxFS.ReadDir(dir)
 	if err != nil {
@@ -97,30 +94,47 @@ func newCUDADevice(ordinal int) (*cuDevice, error) {
 		if err != nil {
 			return nil, fmt.Errorf("cuda: embedded PTX: %w", err)
 		}
-		mod, err := cu.LoadData(string(data))
-		if err != nil {
-			return nil, fmt.Errorf("cuda: load %s/%s (JIT for sm_%d%d): %w", dir, e.Name(), major, minor, err)
-		}
-		d.mods = append(d.mods, mod)
-		entries, err := ptxEntries(string(data))
-		if err != nil {
-			return nil, fmt.Errorf("cuda: %s/%s: %w", dir, e.Name(), err)
-		}
-		for name, sig := range entries {
-			fn, err := mod.Function(name)
-			if err != nil {
-				return nil, fmt.Errorf("cuda: kernel %s: %w", name, err)
-			}
-			d.fns[name], d.sigs[name] = fn, sig
+		if err := d.loadModule(dir+"/"+e.Name(), string(data), int(major), int(minor)); err != nil {
+			return nil, err
 		}
 	}
-	cs := *(*C.CUstream)(unsafe.Pointer(&d.stream)) // cu.Stream is struct{ s C.CUstream }
-	if st := C.argrl_blas_create(&d.blas, cs); st != 0 {
-		return nil, fmt.Errorf("cuda: cuBLAS init: status %d", int(st))
+	if st := C.blas_create(&d.blas, d.stream); st != 0 {
+		d.blas = nil
+		return nil, fmt.Errorf("cuda: cuBLAS (%s) init: status %d", libNames[1], int(st))
 	}
-	name, _ := dev.Name()
-	d.label = fmt.Sprintf("%s (sm_%d%d, PTX sm_%d)", strings.TrimSpace(name), major, minor, arch)
+	var name [256]C.char
+	_ = C.drv_device_name(&name[0], C.int(len(name)), d.dev)
+	d.label = fmt.Sprintf("%s (sm_%d%d, PTX sm_%d; CUDA driver %s, cuBLAS %d)", strings.TrimSpace(C.GoString(&name[0])),
+		major, minor, arch, cudaVersion(driverVer), int(C.blas_version(d.blas)))
+	ok = true
 	return d, nil
+}
+
+// loadModule JIT-compiles one PTX file and looks up its kernels.
+func (d *cuDevice) loadModule(file, ptx string, major, minor int) error {
+	src := C.CString(ptx)
+	defer C.free(unsafe.Pointer(src))
+	var log [4096]C.char
+	var mod C.argrl_CUmodule
+	if err := cuErr("cuModuleLoadDataEx", C.drv_load_module(&mod, src, &log[0], C.size_t(len(log)))); err != nil {
+		return fmt.Errorf("cuda: load %s (JIT for sm_%d%d): %w: %s", file, major, minor, err, C.GoString(&log[0]))
+	}
+	d.mods = append(d.mods, mod)
+	entries, err := ptxEntries(ptx)
+	if err != nil {
+		return fmt.Errorf("cuda: %s: %w", file, err)
+	}
+	for name, sig := range entries {
+		cn := C.CString(name)
+		var fn C.argrl_CUfunction
+		r := C.drv_function(&fn, mod, cn)
+		C.free(unsafe.Pointer(cn))
+		if err := cuErr("cuModuleGetFunction", r); err != nil {
+			return fmt.Errorf("cuda: kernel %s: %w", name, err)
+		}
+		d.fns[name], d.sigs[name] = fn, sig
+	}
+	return nil
 }
 
 func (d *cuDevice) name() string { return "cuda" }
@@ -129,19 +143,20 @@ func (d *cuDevice) name() string { return "cuda" }
 // call the returned function to unpin.
 func (d *cuDevice) enter() func() {
 	runtime.LockOSThread()
-	_ = cu.SetCurrentContext(d.ctx)
+	_ = C.drv_set_ctx(d.ctx)
 	return runtime.UnlockOSThread
 }
 
 func (d *cuDevice) alloc(bytes int64) (devPtr, error) {
 	defer d.enter()()
-	p, err := cu.MemAlloc(bytes)
+	var p C.argrl_CUdeviceptr
+	err := cuErr("cuMemAlloc", C.drv_alloc(&p, C.size_t(bytes)))
 	return devPtr(p), err
 }
 
 func (d *cuDevice) free(p devPtr) error {
 	defer d.enter()()
-	return cu.MemFree(cu.DevicePtr(p))
+	return cuErr("cuMemFree", C.drv_free(C.argrl_CUdeviceptr(p)))
 }
 
 // htod copies from pageable Go memory: the driver stages it before the call
@@ -151,7 +166,7 @@ func (d *cuDevice) htod(dst devPtr, src []byte) error {
 		return nil
 	}
 	defer d.enter()()
-	return cu.MemcpyHtoDAsync(cu.DevicePtr(dst), unsafe.Pointer(&src[0]), int64(len(src)), d.stream)
+	return cuErr("cuMemcpyHtoDAsync", C.drv_htod(C.argrl_CUdeviceptr(dst), unsafe.Pointer(&src[0]), C.size_t(len(src)), d.stream))
 }
 
 // dtoh waits for the stream, so it returns the data of all work before it.
@@ -160,15 +175,15 @@ func (d *cuDevice) dtoh(dst []byte, src devPtr) error {
 		return nil
 	}
 	defer d.enter()()
-	if err := cu.MemcpyDtoHAsync(unsafe.Pointer(&dst[0]), cu.DevicePtr(src), int64(len(dst)), d.stream); err != nil {
+	if err := cuErr("cuMemcpyDtoHAsync", C.drv_dtoh(unsafe.Pointer(&dst[0]), C.argrl_CUdeviceptr(src), C.size_t(len(dst)), d.stream)); err != nil {
 		return err
 	}
-	return d.stream.Synchronize()
+	return cuErr("cuStreamSynchronize", C.drv_sync(d.stream))
 }
 
 func (d *cuDevice) dtod(dst, src devPtr, bytes int64) error {
 	defer d.enter()()
-	return cu.MemcpyDtoDAsync(cu.DevicePtr(dst), cu.DevicePtr(src), bytes, d.stream)
+	return cuErr("cuMemcpyDtoDAsync", C.drv_dtod(C.argrl_CUdeviceptr(dst), C.argrl_CUdeviceptr(src), C.size_t(bytes), d.stream))
 }
 
 func (d *cuDevice) memset32(dst devPtr, v uint32, n int64) error {
@@ -176,7 +191,7 @@ func (d *cuDevice) memset32(dst devPtr, v uint32, n int64) error {
 		return nil
 	}
 	defer d.enter()()
-	return cu.MemsetD32Async(cu.DevicePtr(dst), uint(v), n, d.stream)
+	return cuErr("cuMemsetD32Async", C.drv_memset32(C.argrl_CUdeviceptr(dst), C.uint(v), C.size_t(n), d.stream))
 }
 
 func (d *cuDevice) memset16(dst devPtr, v uint16, n int64) error {
@@ -184,7 +199,7 @@ func (d *cuDevice) memset16(dst devPtr, v uint16, n int64) error {
 		return nil
 	}
 	defer d.enter()()
-	return cu.MemsetD16Async(cu.DevicePtr(dst), v, n, d.stream)
+	return cuErr("cuMemsetD16Async", C.drv_memset16(C.argrl_CUdeviceptr(dst), C.ushort(v), C.size_t(n), d.stream))
 }
 
 func (d *cuDevice) launch(kernel string, grid, block dim3, args []arg) error {
@@ -195,22 +210,21 @@ func (d *cuDevice) launch(kernel string, grid, block dim3, args []arg) error {
 	if err := checkSignature(kernel, d.sigs[kernel], args); err != nil {
 		return err
 	}
-	vals := make([]uint64, len(args))
-	ptrs := make([]unsafe.Pointer, len(args))
+	vals := make([]C.ulonglong, len(args)+1) // +1: never empty
 	for i, a := range args {
-		vals[i] = a.v
-		ptrs[i] = unsafe.Pointer(&vals[i])
+		vals[i] = C.ulonglong(a.v)
 	}
 	defer d.enter()()
-	return fn.Launch(grid.x, grid.y, grid.z, block.x, block.y, block.z, 0, d.stream, ptrs)
+	return cuErr("cuLaunchKernel "+kernel, C.drv_launch(fn, C.uint(grid.x), C.uint(grid.y), C.uint(grid.z),
+		C.uint(block.x), C.uint(block.y), C.uint(block.z), d.stream, &vals[0], C.int(len(args))))
 }
 
 func (d *cuDevice) gemm(g *gemmCall) error {
 	defer d.enter()()
-	st := C.argrl_gemm(d.blas, C.int(btoi(g.TransA)), C.int(btoi(g.TransB)), C.int(g.M), C.int(g.N), C.int(g.K),
-		C.float(g.Alpha), C.ulonglong(g.A), C.int(g.TypeA), C.int(g.LdA), C.longlong(g.StrideA),
-		C.ulonglong(g.B), C.int(g.TypeB), C.int(g.LdB), C.longlong(g.StrideB), C.float(g.Beta),
-		C.ulonglong(g.C), C.int(g.TypeC), C.int(g.LdC), C.longlong(g.StrideC), C.int(g.Batch))
+	st := C.blas_gemm(d.blas, C.int(btoi(g.TransA)), C.int(btoi(g.TransB)), C.int(g.M), C.int(g.N), C.int(g.K),
+		C.float(g.Alpha), C.argrl_CUdeviceptr(g.A), C.int(g.TypeA), C.int(g.LdA), C.longlong(g.StrideA),
+		C.argrl_CUdeviceptr(g.B), C.int(g.TypeB), C.int(g.LdB), C.longlong(g.StrideB), C.float(g.Beta),
+		C.argrl_CUdeviceptr(g.C), C.int(g.TypeC), C.int(g.LdC), C.longlong(g.StrideC), C.int(g.Batch))
 	if st != 0 {
 		return fmt.Errorf("cublasGemmStridedBatchedEx: status %d", int(st))
 	}
@@ -219,22 +233,38 @@ func (d *cuDevice) gemm(g *gemmCall) error {
 
 func (d *cuDevice) sync() error {
 	defer d.enter()()
-	return d.stream.Synchronize()
+	return cuErr("cuStreamSynchronize", C.drv_sync(d.stream))
 }
 
 func (d *cuDevice) memInfo() (free, total int64, err error) {
 	defer d.enter()()
-	return cu.MemInfo()
+	var f, t C.size_t
+	err = cuErr("cuMemGetInfo", C.drv_mem_info(&f, &t))
+	return int64(f), int64(t), err
 }
 
+// close releases what newCUDADevice made (also a partly made device).
 func (d *cuDevice) close() error {
 	defer d.enter()()
-	err := d.stream.Synchronize()
-	C.cublasDestroy(d.blas)
-	for _, m := range d.mods {
-		_ = m.Unload()
+	var err error
+	if d.stream != nil {
+		err = cuErr("cuStreamSynchronize", C.drv_sync(d.stream))
 	}
-	_ = d.stream.Destroy()
-	_ = d.dev.ReleasePrimaryCtx()
+	if d.blas != nil {
+		C.blas_destroy(d.blas)
+		d.blas = nil
+	}
+	for _, m := range d.mods {
+		_ = C.drv_unload(m)
+	}
+	d.mods = nil
+	if d.stream != nil {
+		_ = C.drv_stream_destroy(d.stream)
+		d.stream = nil
+	}
+	if d.ctx != nil {
+		_ = C.drv_release(d.dev)
+		d.ctx = nil
+	}
 	return err
 }

@@ -1,6 +1,7 @@
 // Package cuda is argrl's GPU backend: kernels.Backend on NVIDIA GPUs
-// (compute capability ≥ 8.0) through gorgonia.org/cu (driver API) and
-// cuBLAS, plus a CPU emulator that runs the very same kernels in tests.
+// (compute capability ≥ 8.0) through the CUDA driver API and cuBLAS, plus
+// a CPU emulator that runs the very same kernels in tests and in training
+// runs ("cuda-emu").
 //
 // # Layout
 //
@@ -8,24 +9,64 @@
 //	                      names the kernels.Ref* loop it implements
 //	ptx/sm_80             PTX from gen.sh (make cuda), committed, embedded
 //	                      by the GPU build and JIT-compiled by the driver
-//	                      for the GPU at hand (Ampere, Hopper) as cu
-//	                      modules; ptx/SOURCES records the digest of the
-//	                      sources
+//	                      for the GPU at hand (Ampere, Hopper) as modules;
+//	                      ptx/SOURCES records the digest of the sources
 //	backend.go, ops_*.go  the Backend: argument checks, launch shapes,
 //	matmul.go, pool.go    row-major → cuBLAS mapping, caching allocator —
 //	                      all written against the small `device` interface
-//	device_cuda.go        the GPU device (build tag argrl_cuda)
+//	device_cuda.go        the GPU device (build tag argrl_cuda) over
+//	driver_cuda.go,       the driver and cuBLAS entry points of cudrv.h,
+//	cudrv.h               resolved at run time (see Drivers)
+//	abicheck/, link-check.sh  make cuda-check: cudrv.h against cuda.h, and
+//	                      what bin/train-cuda links (objdump, nm) and resolves
 //	emu/, emu.go          the emulated device: emu/cuda_emu.h makes the .cu
 //	                      sources compile with g++ (threads are fibers that
-//	                      switch at __syncthreads and warp shuffles); the
+//	                      switch at __syncthreads and warp collectives; a
+//	                      warp reduction is one collective; threads without
+//	                      collectives run back to back on one stack); the
 //	                      result runs in a child process driven by emu.go
-//	gen.sh, gpu-check.sh  make cuda / make gpu-check
+//	register.go, new_*.go the backend names (below)
+//	gen.sh, gpu-check.sh  make cuda / make gpu-check (cmd/gpucheck measures)
 //
 // The GPU code is built only with -tags argrl_cuda (not "cuda": that tag
 // switches on Gorgonia's own CUDA mode, which does not build). Without it
 // the package still builds (New returns an error) and its tests run the
 // kernels on the emulator, so `go test ./...` checks every kernel, forward
 // and backward, against the float64 references without a GPU.
+//
+// # Backends
+//
+//	cuda           the GPU, float32 arithmetic; a bf16 weight is widened
+//	               into f32 scratch per MatMul (matches the CPU backend to
+//	               float32 rounding)
+//	cuda-bf16tc    bf16 tensor-core GEMMs for bf16 weights (activations
+//	               rounded to bf16 per MatMul, f32 accumulation)
+//	cuda-bf16      tensor cores and bf16 activations: training graphs keep
+//	               what backward reads in bf16 between the passes
+//	               (kernels/graph Config.StashBF16) — the mode for 7B runs
+//	cuda-emu       every build: the CUDA backend on the emulator (g++ builds
+//	cuda-emu-bf16  it on first use, cached under the user cache directory),
+//	               float32, or as cuda-bf16
+//
+// # Drivers
+//
+// bin/train-cuda links neither libcuda nor libcublas (its only NEEDED
+// library is libc, glibc ≥ 2.34 for a build on this project's Debian 12):
+// it opens libcuda.so.1 ($ARGRL_LIBCUDA overrides) and asks
+// cuGetProcAddress — its CUDA 12 form cuGetProcAddress_v2 where the driver
+// has it — for each of the 26 driver entry points in the ABI of CUDA
+// 11.8's headers (cuMemAlloc_v2, cuStreamDestroy_v2, …), so toolkits that
+// renamed or versioned symbols since (CUDA 12's and 13's `_v2`/`_v3`/`_v4`
+// names, which gorgonia.org/cu's callers linked against) do not matter;
+// drivers older than 11.3 (no cuGetProcAddress) are served by the
+// versioned symbol names. cuBLAS is the first of libcublas.so.13, .12 and
+// .11 that opens ($ARGRL_LIBCUBLAS overrides). Supported: NVIDIA drivers
+// for CUDA 11.x, 12.x and 13.x with any of those cuBLAS versions, on GPUs
+// of compute capability 8.0 or newer (Ampere, Ada, Hopper; Blackwell JITs
+// the sm_80 PTX too but is untested). Checked here by make cuda-check
+// against the CUDA 12.2 driver library Debian ships with the 11.8 toolkit
+// (every entry point resolves, then cuInit reports no device); `train
+// gpu-info` prints what a binary resolved.
 //
 // # Execution model
 //
@@ -39,10 +80,15 @@
 // be reused by the next op at once. Weights are stored bf16; all arithmetic
 // is float32. A MatMul whose B operand is bf16 either widens it into f32
 // scratch (default, bit-faithful to the CPU backend) or, with
-// Options.BF16TensorCores (backend "cuda-bf16tc"), rounds the activations
-// to bf16 and runs a bf16 tensor-core GEMM with f32 accumulation — the mode
-// for real training and rollouts (widening re-reads every weight as f32 on
-// every decode step). LoRA parameters, gradients and AdamW state are f32.
+// Options.BF16TensorCores ("cuda-bf16tc", "cuda-bf16"), rounds the
+// activations to bf16 and runs a bf16 tensor-core GEMM with f32
+// accumulation — the mode for real training and rollouts (widening
+// re-reads every weight as f32 on every decode step). With
+// Options.BF16Activations ("cuda-bf16") training graphs also keep the
+// activations backward reads in bf16 between the passes (the memory plan
+// below). LoRA parameters, gradients and AdamW state are f32. The pool's
+// statistics (MemStats: peak, requests, reuse, device allocations) are
+// printed when a run closes the backend.
 //
 // Kernels: RMSNorm (block per row, deterministic two-pass dw), RoPE,
 // flash attention (K/V tiles of 32 keys through shared memory, online
@@ -71,29 +117,44 @@
 //	rollout KV cache, f32: 2·28·4·128·4 B = 112 KiB per token;
 //	  16 prompts × G=8 × 1,536 tokens = 196,608 tokens               21.0
 //	rollout logits for 128 rows (f32)                                  0.07
-//	training activations kept for backward, f32, per token and layer:
+//	training activations kept for backward, per token and layer:
 //	  x, norm1 out, attention out, residual, norm2 out (5·C),
 //	  q, k, v after RoPE (4,608), gate, up, silu·up (3·F), LoRA A·x
-//	  (7·r), lse, rstd: 79,614 floats = 311 KiB; × 28 = 8.5 MiB/token;
+//	  (7·r), lse, rstd: 79,614 floats = 311 KiB in f32; measured ×1.04
+//	  (below) = 323 KiB f32, ×0.43 = 134 KiB with bf16 activations;
 //	  LoRA dropout masks are regenerated from the counter hash, never
 //	  stored; attention keeps no T×T matrix
-//	  - micro-batch = one group (8 × 1,536 = 12,288 tokens), no recompute 102.0
-//	  - same with per-layer recomputation: layer inputs only
-//	    (392 KiB/token, 4.6) + one layer's activations live (3.6)      8.2
-//	log-softmax over V, chunked by 1,024 tokens: logits + dlogits
-//	  (2 × 1,024 × 152,064 × 4 B); the full 12,288 × V logits would
-//	  be 7.0 GiB, twice                                                1.2
-//	bf16 → f32 widening scratch for the largest weight (default mode)  0.25
+//	  - micro-batch = one group (8 × 1,536 = 12,288 tokens), f32     106
+//	  - the same, bf16 activations ("cuda-bf16")                      44
+//	  - per-layer recomputation (layer inputs only, 392 KiB/token,
+//	    4.6, + one layer's activations live, 3.6), not built          8.2
+//	logits and their gradient over V for the micro-batch, f32: the
+//	  training graph does not chunk them (7.0 each at 12,288 tokens);
+//	  bf16 activations stash the logits between the passes (3.5)     14
+//	bf16 → f32 widening scratch for the largest weight ("cuda" only)   0.25
 //	transient activation gradients, cuBLAS workspace, pool slack      ≈ 3
+//
+// The activation rows are the emulator's measurement (make
+// gpu-check-dry-run, `gpucheck memory`), scaled by the formula: the pool's
+// peak during one LoRA r = 8 training step of a miniature of this shape
+// (C 112, F 592, 7 query heads per KV head, V 1024) at depths 2 and 6, 4 ×
+// 64 and 4 × 128 tokens; the difference per added layer is what a layer
+// keeps for backward — 10,592 and 10,416 B per token in f32 against the
+// formula's 10,152 (2,538 floats): ×1.04; 4,484 and 4,308 B with bf16
+// activations: ×0.43, 42% of f32 (statistics such as lse and rstd stay
+// f32; the stash frees each float32 activation at its last forward use).
+// gpu-check measures the same on the GPU.
 //
 // Phases do not overlap: the KV cache goes back to the pool before
 // training. Peak in the rollout phase: 14.2 + 1.2 + 21.0 ≈ 37 GiB (so 32
-// prompts × 8 rollouts, 42 GiB of cache, also fit). Peak in training
-// without recomputation, one 8-sequence group per micro-batch:
-// 14.2 + 1.2 + 102 + 1.2 + 0.25 + 3 ≈ 122 GiB, which fits with 18 GiB to
-// spare; with recomputation (one extra forward: ≈ +50% FLOPs, since the
-// frozen base weights get no gradient and backward is ≈ 2× forward) a group costs
-// 8.2 GiB, so micro-batches of 4 groups (32 sequences) need ≈ 53 GiB.
-// Reference log-probabilities reuse the same weights with LoRA switched off
-// (no second copy), and old/reference passes store no activations.
+// prompts × 8 rollouts, 42 GiB of cache, also fit). Peak in training, one
+// 8-sequence group per micro-batch: in f32, 14.2 + 1.2 + 106 + 14 + 0.25 +
+// 3 ≈ 139 GiB, at the edge of the card (micro-batches of half a group,
+// ≈ 79 GiB, fit); with bf16 activations, 14.2 + 1.2 + 44 + 14 + 3 ≈ 77 GiB,
+// which fits with 60 GiB to spare. Recomputation (one extra forward: ≈ +50%
+// FLOPs, since the frozen base weights get no gradient and backward is ≈ 2×
+// forward) would bring a group to 8.2 GiB, so micro-batches of 4 groups
+// (32 sequences); it is not built. Reference log-probabilities reuse the
+// same weights with LoRA switched off (no second copy), and old/reference
+// passes store no activations.
 package cuda

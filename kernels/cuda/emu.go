@@ -60,9 +60,9 @@ func buildEmulator(asan bool) (string, error) {
 	}
 	ver, err := exec.Command(cxx, "--version").Output()
 	if err != nil {
-		return "", fmt.Errorf("cuda emulator: needs a C++17 compiler (%s): %w", cxx, err)
+		return "", fmt.Errorf("cuda emulator: needs a C++17 compiler to build the emulator of the kernels (install g++, or set CXX): %s: %w", cxx, err)
 	}
-	flags := []string{"-std=c++17", "-O1", "-g", "-Wall", "-Wno-unknown-pragmas",
+	flags := []string{"-std=c++17", "-O2", "-g", "-Wall", "-Wno-unknown-pragmas",
 		"-include", "emu/cuda_emu.h", "-Iemu"}
 	if asan {
 		flags = append(flags, "-fsanitize=address", "-fno-omit-frame-pointer")

@@ -445,3 +445,17 @@ func TestEmulatorChecks(t *testing.T) {
 		})
 	}
 }
+
+// Without a C++ compiler the emulated backend fails to open with an error
+// that says what is missing, through kernels.Open as model.backend does.
+func TestEmulatorNeedsCompiler(t *testing.T) {
+	t.Setenv("CXX", "/nonexistent/g++")
+	be, err := kernels.Open("cuda-emu")
+	if err == nil {
+		be.Close()
+		t.Fatal("cuda-emu opened without a compiler")
+	}
+	if !strings.Contains(err.Error(), "needs a C++17 compiler") || !strings.Contains(err.Error(), "install g++") {
+		t.Errorf("error %q does not say a C++ compiler is missing", err)
+	}
+}

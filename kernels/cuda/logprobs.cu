@@ -32,6 +32,16 @@ __device__ __forceinline__ SoftmaxAcc sm_shfl(SoftmaxAcc a, int o) {
   return b;
 }
 
+// sm_warp combines the states of the warp's lanes (an xor butterfly).
+__device__ __forceinline__ SoftmaxAcc sm_warp(SoftmaxAcc a) {
+#if defined(ARGRL_EMU)
+  return emu::warp_butterfly(__LINE__, a, [](SoftmaxAcc x, SoftmaxAcc y) { return sm_combine(x, y); });
+#else
+  for (int o = 16; o > 0; o >>= 1) a = sm_combine(a, sm_shfl(a, o));
+  return a;
+#endif
+}
+
 // logprobs_fwd: one block per row n (grid N).
 //
 //	lse[n] = log Σ_v exp(logits[n,v]); lp[n] = logits[n,t] - lse[n] (0 if t < 0)
@@ -60,7 +70,7 @@ extern "C" __global__ void logprobs_fwd(float* lp, float* lse, float* ent, const
       a.t += e * d;
     }
   }
-  for (int o = 16; o > 0; o >>= 1) a = sm_combine(a, sm_shfl(a, o));
+  a = sm_warp(a);
   if (lane == 0) {
     red[0][w] = a.m;
     red[1][w] = a.s;
@@ -74,7 +84,7 @@ extern "C" __global__ void logprobs_fwd(float* lp, float* lse, float* ent, const
       b.s = red[1][lane];
       b.t = red[2][lane];
     }
-    for (int o = 16; o > 0; o >>= 1) b = sm_combine(b, sm_shfl(b, o));
+    b = sm_warp(b);
     if (lane == 0) {
       float ls = logf(b.s);
       float L = b.m + ls;

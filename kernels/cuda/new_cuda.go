@@ -28,4 +28,5 @@ func (be *Backend) Device() string {
 func init() {
 	kernels.Register("cuda", func() (kernels.Backend, error) { return New(Options{}) })
 	kernels.Register("cuda-bf16tc", func() (kernels.Backend, error) { return New(Options{BF16TensorCores: true}) })
+	kernels.Register("cuda-bf16", func() (kernels.Backend, error) { return New(bf16Options) })
 }

@@ -18,6 +18,11 @@ type pool struct {
 	cached int64 // bytes sitting in bins
 	inUse  int64 // bytes handed out
 	peak   int64 // max of inUse
+
+	gets, reused int64 // requests, and those served from a bin
+	allocs       int64 // device allocations (cache misses)
+	devBytes     int64 // bytes allocated from the device now
+	devPeak      int64 // max of devBytes
 }
 
 func sizeClass(bytes int64) int64 {
@@ -34,10 +39,12 @@ func sizeClass(bytes int64) int64 {
 // get returns a block of at least bytes and the size to give back to put.
 func (p *pool) get(bytes int64) (devPtr, int64, error) {
 	size := sizeClass(bytes)
+	p.gets++
 	if l := p.bins[size]; len(l) > 0 {
 		ptr := l[len(l)-1]
 		p.bins[size] = l[:len(l)-1]
 		p.cached -= size
+		p.reused++
 		p.take(size)
 		return ptr, size, nil
 	}
@@ -51,6 +58,9 @@ func (p *pool) get(bytes int64) (devPtr, int64, error) {
 	if err != nil {
 		return 0, 0, fmt.Errorf("allocate %d bytes (%d in use, peak %d): %w", size, p.inUse, p.peak, err)
 	}
+	p.allocs++
+	p.devBytes += size
+	p.devPeak = max(p.devPeak, p.devBytes)
 	p.take(size)
 	return ptr, size, nil
 }
@@ -80,6 +90,7 @@ func (p *pool) trim() error {
 			if err := p.dev.free(ptr); err != nil {
 				errs = append(errs, err)
 			}
+			p.devBytes -= size
 		}
 		delete(p.bins, size)
 	}

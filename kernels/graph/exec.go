@@ -7,9 +7,9 @@ package graph
 // that do not depend on a Late input) and a backward phase (the rest), and
 // plans memory: inputs are bound to caller buffers or allocated once,
 // constants are uploaded once, outputs get dedicated buffers, and every
-// other node gets a window of a shared slot that is reused once the node's
-// last consumer has run (plan.go). Views cost nothing: they are windows of
-// their parent's buffer.
+// other node gets a window of a shared arena that later nodes reuse once
+// its last consumer has run (plan.go). Views cost nothing: they are windows
+// of their parent's buffer.
 //
 // Gorgonia's Grad inserts two kinds of nodes besides calls to our ops'
 // SymDiff: the scalar constant 1 (the cost's gradient) and elementwise
@@ -39,15 +39,22 @@ type Config struct {
 	// the node's number of elements. Unbound inputs get executor-owned
 	// buffers (see Set and Buffer).
 	Bind map[*gorgonia.Node]kernels.Buffer
+	// StashBF16 keeps the forward activations the backward phase reads in
+	// bf16 between the phases (stash.go): about half the activation memory
+	// of a training step, the forward unchanged, the backward reading
+	// rounded activations.
+	StashBF16 bool
 }
 
 // Stats describes a compiled plan, in float32 elements.
 type Stats struct {
 	ForwardSteps, BackwardSteps int
-	Slots                       int   // shared intermediate buffers
-	SlotElems                   int64 // their total size: the intermediate peak
+	Slots                       int   // shared arenas (float32, bf16 stashes, stash tails)
+	SlotElems                   int64 // float32 arena elements: the intermediate peak
 	NaiveElems                  int64 // intermediates if none were reused
 	PinnedElems                 int64 // outputs, constants, executor-owned inputs
+	StashElems                  int64 // bf16 elements of the stash arena (StashBF16)
+	Stashed                     int   // activations stashed
 }
 
 // Executor is a compiled graph. It is not safe for concurrent use.
@@ -65,9 +72,10 @@ type Executor struct {
 type stepKind uint8
 
 const (
-	kKernel stepKind = iota // one of our ops
-	kAdd                    // Gorgonia's elementwise + (gradient accumulation)
-	kCopy                   // an output that is a window of a larger node
+	kKernel  stepKind = iota // one of our ops
+	kAdd                     // Gorgonia's elementwise + (gradient accumulation)
+	kCopy                    // an output that is a window of a larger node
+	kConvert                 // a stash packed to bf16 or restored (stash.go)
 )
 
 type step struct {
@@ -155,7 +163,9 @@ func Compile(g *gorgonia.ExprGraph, be kernels.Backend, cfg Config) (*Executor, 
 		}
 	}
 	order := append(fwd, bwd...)
+	p.nFwd, p.stashBF16 = len(fwd), cfg.StashBF16
 	p.layout(order)
+	p.stats.Stashed = len(p.stashes)
 
 	e := &Executor{be: be, pinned: map[*gorgonia.Node]kernels.Buffer{}, stats: p.stats}
 	if err := e.materialize(p, cfg, order, len(fwd)); err != nil {
@@ -201,18 +211,21 @@ func classify(n *gorgonia.Node, cs []*gorgonia.Node) error {
 // buffers; nodes[:nFwd] form the forward phase.
 func (e *Executor) materialize(p *plan, cfg Config, nodes []*gorgonia.Node, nFwd int) error {
 	be := e.be
-	slots := make([]kernels.Buffer, len(p.slotCap))
-	for i, c := range p.slotCap {
-		slots[i] = be.Alloc(kernels.F32, c)
-		e.owned = append(e.owned, slots[i])
-	}
+	arena := be.Alloc(kernels.F32, p.arena[0])
+	e.owned = append(e.owned, arena)
+	sb := e.materializeStash(p, arena)
 	roots := map[*storage]kernels.Buffer{}
-	bufOf := func(n *gorgonia.Node) (kernels.Buffer, error) {
+	// bufOf is n's buffer as a step of the given phase reads it: a backward
+	// step reads a stashed storage's restored copy.
+	bufOfPhase := func(n *gorgonia.Node, bwd bool) (kernels.Buffer, error) {
 		l, ok := p.loc[n]
 		if !ok {
 			return nil, fmt.Errorf("graph: Compile: node %v has no buffer", n)
 		}
 		st := l.st
+		if bwd && st.stash != nil {
+			return viewOf(be, sb.restored[st], l.off, size(n)), nil
+		}
 		b, ok := roots[st]
 		if !ok {
 			switch {
@@ -232,12 +245,13 @@ func (e *Executor) materialize(p *plan, cfg Config, nodes []*gorgonia.Node, nFwd
 					be.CopyIn(b, data)
 				}
 			default:
-				b = viewOf(be, slots[st.slot], 0, st.size)
+				b = viewOf(be, arena, st.off, st.size)
 			}
 			roots[st] = b
 		}
 		return viewOf(be, b, l.off, size(n)), nil
 	}
+	bufOf := func(n *gorgonia.Node) (kernels.Buffer, error) { return bufOfPhase(n, false) }
 	for n := range p.loc {
 		if n.Op() == nil || isConstant(n) || p.isOutput[n] {
 			b, err := bufOf(n)
@@ -247,14 +261,14 @@ func (e *Executor) materialize(p *plan, cfg Config, nodes []*gorgonia.Node, nFwd
 			e.pinned[n] = b
 		}
 	}
-	for i, n := range nodes {
+	addNode := func(i int, n *gorgonia.Node) error {
 		o, _ := ourOp(n)
 		kind := kKernel
 		switch {
 		case o == nil:
 			kind = kAdd
 		case o.view != nil && !p.copied[n]:
-			continue // a window of its parent: nothing to run
+			return nil // a window of its parent: nothing to run
 		case o.view != nil:
 			kind = kCopy
 		}
@@ -265,7 +279,7 @@ func (e *Executor) materialize(p *plan, cfg Config, nodes []*gorgonia.Node, nFwd
 			return err
 		}
 		for j, c := range cs {
-			if s.in[j], err = bufOf(c); err != nil {
+			if s.in[j], err = bufOfPhase(c, i >= nFwd); err != nil {
 				return err
 			}
 		}
@@ -273,8 +287,24 @@ func (e *Executor) materialize(p *plan, cfg Config, nodes []*gorgonia.Node, nFwd
 			s.in[0] = viewOf(be, s.in[0], o.view.off, size(n))
 		}
 		e.steps = append(e.steps, s)
+		return nil
+	}
+	for i, n := range nodes {
+		for _, st := range sb.unpackAt[i] {
+			e.steps = append(e.steps, sb.unpackSteps(st, be)...)
+		}
+		if err := addNode(i, n); err != nil {
+			return err
+		}
+		for _, st := range sb.packAt[i] {
+			f, err := bufOf(st.node)
+			if err != nil {
+				return err
+			}
+			e.steps = append(e.steps, sb.packSteps(st, f, be)...)
+		}
 		if i < nFwd {
-			e.nFwd++
+			e.nFwd = len(e.steps)
 		}
 	}
 	e.stats.ForwardSteps, e.stats.BackwardSteps = e.nFwd, len(e.steps)-e.nFwd
@@ -342,6 +372,8 @@ func (e *Executor) exec(steps []step) error {
 			be.AXPBY(s.out, s.in[0], s.in[1], 1, 1, s.out.Len())
 		case kCopy:
 			be.Copy(s.out, s.in[0])
+		case kConvert:
+			be.Convert(s.out, s.in[0])
 		}
 	}
 	return be.Sync()

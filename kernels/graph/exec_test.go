@@ -53,7 +53,9 @@ func TestLivenessBoundsPeak(t *testing.T) {
 		}
 		e.Close()
 	}
-	if peak[0] != peak[1] || peak[1] != peak[2] {
+	// (L=2 may need less: its first layer's input is the graph's input,
+	// pinned outside the arena; from L=4 on the middle layers set the peak)
+	if peak[1] != peak[2] || peak[0] > peak[1] {
 		t.Errorf("forward peak grows with depth: %v", peak)
 	}
 

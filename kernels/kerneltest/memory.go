@@ -68,6 +68,39 @@ func testMemory(h *harness) {
 	for _, x := range []kernels.Buffer{buf, hb, f, src, fb, fb2} {
 		b.Free(x)
 	}
+	testConvert(h)
+}
+
+// testConvert: F32 → BF16 rounds to nearest even as CopyIn does (the
+// halfway cases, NaN), BF16 → F32 is exact, equal dtypes copy, views work.
+func testConvert(h *harness) {
+	t, b := h.t, h.b
+	in := []float32{1, 1.00390625, 1.01171875, -2.5, 3.0e38, float32(math.Inf(-1)), 1e-3, float32(math.NaN())}
+	src := b.Alloc(kernels.F32, len(in))
+	b.CopyIn(src, in)
+	want := b.Alloc(kernels.BF16, len(in))
+	b.CopyIn(want, in)
+	hb := b.Alloc(kernels.BF16, len(in))
+	b.Convert(hb, src)
+	if g, w := h.bits(hb), h.bits(want); !slices.Equal(g, w) {
+		t.Errorf("Convert f32 → bf16 = %v, want the CopyIn rounding %v", h.down(hb), h.down(want))
+	}
+	back := h.zeros(len(in))
+	b.Convert(back, hb)
+	if g, w := h.bits(back), h.bits(want); !slices.Equal(g, w) {
+		t.Errorf("Convert bf16 → f32 = %v, want %v exactly", h.down(back), h.down(want))
+	}
+	same := h.zeros(3)
+	b.Convert(same, b.View(src, 2, 3))
+	approx(t, "Convert f32 → f32 of a view", h.down(same), []float64{1.01171875, -2.5, float64(in[4])}, 0, 0)
+	hb2 := b.Alloc(kernels.BF16, 2)
+	b.Convert(hb2, b.View(hb, 0, 2))
+	approx(t, "Convert bf16 → bf16", h.down(hb2), []float64{1, 1}, 0, 0)
+	b.Convert(h.zeros(3), hb)
+	h.wantErr("Convert length mismatch", "Convert")
+	for _, x := range []kernels.Buffer{src, want, hb, back, same, hb2} {
+		b.Free(x)
+	}
 }
 
 // testErrors: bad arguments record an error that Sync returns once, and

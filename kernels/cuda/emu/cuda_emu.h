@@ -51,6 +51,38 @@ void syncwarp(int line, unsigned mask);
 uint64_t warp_exchange(int line, unsigned mask, uint64_t v, int kind, int arg);
 enum { SHFL_XOR, SHFL_DOWN, SHFL_UP, SHFL_IDX };
 
+// warp_fold is one warp collective: every lane publishes size (≤ 16)
+// bytes of v, the last lane to arrive runs fold(ctx, vals) once on the 32
+// values (a dense array in lane order, rewritten in place), and each lane
+// copies its own entry to out.
+void warp_fold(int line, const void* v, size_t size, void (*fold)(void* ctx, void* vals), void* ctx, void* out);
+
+// warp_butterfly returns what the xor butterfly
+//   for (o = 16; o > 0; o >>= 1) v = op(v, __shfl_xor_sync(FULL_MASK, v, o));
+// leaves in the calling lane, bit for bit (each lane's own order of
+// operations), in one collective instead of five: the kernels' warp
+// reductions use it under the emulator, where a collective costs a fiber
+// switch per lane.
+template <class T, class F>
+inline T warp_butterfly(int line, T v, F op) {
+  static_assert(sizeof(T) <= 16 && std::is_trivially_copyable<T>::value, "butterfly over a type wider than 16 bytes");
+  struct Fold {
+    static void run(void* ctx, void* vals) {
+      F& f = *static_cast<F*>(ctx);
+      T a[32], b[32];
+      memcpy(a, vals, sizeof a);
+      for (int o = 16; o > 0; o >>= 1) {
+        for (int i = 0; i < 32; i++) b[i] = f(a[i], a[i ^ o]);
+        memcpy(a, b, sizeof a);
+      }
+      memcpy(vals, a, sizeof a);
+    }
+  };
+  T r;
+  warp_fold(line, &v, sizeof(T), &Fold::run, &op, &r);
+  return r;
+}
+
 template <class T>
 inline T shfl(int line, unsigned mask, T v, int kind, int arg) {
   static_assert(sizeof(T) <= 8 && std::is_trivially_copyable<T>::value, "shuffle of a type wider than 8 bytes");

@@ -175,17 +175,25 @@ void do_gemm() {
   if (!span(A, at, ta ? k : m, ta ? m : k, lda, sa) || !span(B, bt, tb ? n : k, tb ? k : n, ldb, sb) ||
       !span(C, ct, m, n, ldc, sc))
     return err("gemm: an operand extends outside its allocation");
+  // op(A) row i and op(B) column j, widened to double with the k index
+  // contiguous, so the dot products stream through memory (the sum runs
+  // over l = 0..k-1 in order either way)
+  std::vector<double> Ar((size_t)m * k), Bc((size_t)n * k);
   for (uint32_t q = 0; q < batch; q++) {
     uint64_t Ab = A + (uint64_t)(q * sa) * es[at], Bb = B + (uint64_t)(q * sb) * es[bt];
     uint64_t Cb = C + (uint64_t)(q * sc) * es[ct];
+    for (uint32_t i = 0; i < m; i++)
+      for (uint32_t l = 0; l < k; l++)
+        Ar[(size_t)i * k + l] = load(Ab, at, ta ? l + (int64_t)i * lda : i + (int64_t)l * lda);
+    for (uint32_t j = 0; j < n; j++)
+      for (uint32_t l = 0; l < k; l++)
+        Bc[(size_t)j * k + l] = load(Bb, bt, tb ? j + (int64_t)l * ldb : l + (int64_t)j * ldb);
     for (uint32_t j = 0; j < n; j++)
       for (uint32_t i = 0; i < m; i++) {
+        const double* a = &Ar[(size_t)i * k];
+        const double* b = &Bc[(size_t)j * k];
         double s = 0;
-        for (uint32_t l = 0; l < k; l++) {
-          float a = load(Ab, at, ta ? l + (int64_t)i * lda : i + (int64_t)l * lda);
-          float b = load(Bb, bt, tb ? j + (int64_t)l * ldb : l + (int64_t)j * ldb);
-          s += (double)a * b;
-        }
+        for (uint32_t l = 0; l < k; l++) s += a[l] * b[l];
         float r = alpha * (float)s;
         int64_t ci = i + (int64_t)j * ldc;
         if (beta != 0) r += beta * load(Cb, ct, ci);

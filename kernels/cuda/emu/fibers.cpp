@@ -72,10 +72,18 @@ namespace {
 
 enum State { READY, WAIT_BLOCK, WAIT_WARP, DONE };
 
+// A Fiber is one CUDA thread. It gets a stack when it is first scheduled;
+// a thread that finishes without meeting a collective hands its stack on
+// to the next thread in scheduling order that has not started yet (a
+// "runner" goes through threads back to back), so a kernel without
+// barriers or shuffles costs one context switch per block, not per thread,
+// and the order in which thread segments run is the same either way.
 struct Fiber {
   Thread t;
   Ctx ctx;
   State st;
+  bool started;
+  char* stack;
   int warp, lane;
   unsigned shfl_count;  // collectives done; parity selects the exchange buffer
   int line;             // source line of the collective it waits at
@@ -86,6 +94,7 @@ struct Warp {
   int arrived;  // lanes parked at the current collective
   int line;
   uint64_t slot[2][32];
+  unsigned char wide[2][32][16];  // warp_fold's values
 };
 
 const size_t kStack = 256 * 1024;
@@ -100,7 +109,12 @@ struct Launch {
   std::string kernel;
   Ctx sched;
   Fiber* running = nullptr;
-  std::vector<char*> stacks;
+  std::vector<char*> stacks;  // every stack ever mapped
+  std::vector<char*> free_stacks;
+  char* retired = nullptr;  // the stack of a runner that just ended
+  // the scheduler's position: idx[k] is the fiber it runs now
+  std::vector<int> idx;
+  int k = 0;
 #if EMU_ASAN
   void* fake_stack = nullptr;
   const void* sched_bottom = nullptr;
@@ -143,18 +157,32 @@ void yield() {
 #endif
 }
 
-// fiber_main is the first frame of every fiber; it never returns.
+// fiber_main is the first frame of every runner stack; it never returns.
+// It runs the thread it was started for, then, while the next thread in
+// the scheduler's order has not started, that one on the same stack.
 void fiber_main() {
 #if EMU_ASAN
   __sanitizer_finish_switch_fiber(nullptr, &L.sched_bottom, &L.sched_size);
 #endif
-  L.body();
-  L.running->st = DONE;
+  for (;;) {
+    L.body();
+    L.running->st = DONE;
+    int n = (int)L.idx.size();
+    if (L.abort || L.k + 1 >= n) break;
+    Fiber& next = L.fibers[L.idx[L.k + 1]];
+    if (next.started || next.st != READY) break;
+    L.k++;
+    next.started = true;
+    next.stack = L.running->stack;
+    L.running = &next;
+    cur = &next.t;
+  }
+  L.retired = L.running->stack;
 #if EMU_ASAN
   __sanitizer_start_switch_fiber(nullptr, L.sched_bottom, L.sched_size);
 #endif
   ctx_switch(&L.running->ctx, &L.sched);
-  abort();  // a finished fiber is never resumed
+  abort();  // a finished runner is never resumed
 }
 
 // ctx_init prepares f to start at fiber_main on the given stack.
@@ -178,8 +206,9 @@ void ctx_init(Fiber& f, char* stack, size_t size) {
 #endif
 }
 
-void ensure_stacks(size_t n) {
-  while (L.stacks.size() < n) {
+// take_stack returns a stack no parked thread or running runner uses.
+char* take_stack() {
+  if (L.free_stacks.empty()) {
     void* p = mmap(nullptr, kStack, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (p == MAP_FAILED) {
       perror("emu: mmap stack");
@@ -187,7 +216,11 @@ void ensure_stacks(size_t n) {
     }
     mprotect(p, 4096, PROT_NONE);  // guard page: a stack overflow faults
     L.stacks.push_back((char*)p);
+    L.free_stacks.push_back((char*)p);
   }
+  char* s = L.free_stacks.back();
+  L.free_stacks.pop_back();
+  return s;
 }
 
 // run_block runs every thread of the current block to completion.
@@ -196,33 +229,46 @@ void run_block(int order, std::mt19937* rng) {
   for (int i = 0; i < n; i++) {
     Fiber& f = L.fibers[i];
     f.st = READY;
+    f.started = false;
+    f.stack = nullptr;
     f.shfl_count = 0;
     f.line = 0;
-    ctx_init(f, L.stacks[i], kStack);
   }
   for (auto& w : L.warps) w.arrived = 0;
   L.block_arrived = 0;
-  std::vector<int> idx(n);
+  L.idx.resize(n);
+  std::vector<int>& idx = L.idx;
   for (int i = 0; i < n; i++) idx[i] = order == 1 ? n - 1 - i : i;
   int done = 0;
   while (done < n && !L.abort) {
     if (order == 2) std::shuffle(idx.begin(), idx.end(), *rng);
     bool progress = false;
-    for (int k = 0; k < n && !L.abort; k++) {
-      Fiber& f = L.fibers[idx[k]];
-      if (f.st != READY) continue;
+    for (L.k = 0; L.k < n && !L.abort; L.k++) {
+      Fiber* f = &L.fibers[idx[L.k]];
+      if (f->st != READY) continue;
       progress = true;
-      L.running = &f;
-      cur = &f.t;
+      if (!f->started) {
+        f->started = true;
+        f->stack = take_stack();
+        ctx_init(*f, f->stack, kStack);
+      }
+      L.running = f;
+      cur = &f->t;
+      int k0 = L.k;
 #if EMU_ASAN
       void* fs = nullptr;
-      __sanitizer_start_switch_fiber(&fs, L.stacks[idx[k]], kStack);
-      ctx_switch(&L.sched, &f.ctx);
+      __sanitizer_start_switch_fiber(&fs, f->stack, kStack);
+      ctx_switch(&L.sched, &f->ctx);
       __sanitizer_finish_switch_fiber(fs, nullptr, nullptr);
 #else
-      ctx_switch(&L.sched, &f.ctx);
+      ctx_switch(&L.sched, &f->ctx);
 #endif
-      if (f.st == DONE) done++;
+      // the runner may have gone on through fibers idx[k0+1..L.k]
+      for (int j = k0; j <= L.k; j++) done += L.fibers[idx[j]].st == DONE;
+      if (L.retired) {
+        L.free_stacks.push_back(L.retired);
+        L.retired = nullptr;
+      }
     }
     if (!progress && done < n && !L.abort) {
       // Nobody can run: a barrier that cannot complete.
@@ -267,17 +313,19 @@ void syncthreads(int line) {
   yield();
 }
 
-static void warp_arrive(Fiber* f, int line, unsigned mask) {
+// warp_arrive parks f at a warp collective until every lane has arrived;
+// the last lane to arrive does not park, and gets true.
+static bool warp_arrive(Fiber* f, int line, unsigned mask) {
   Warp& w = L.warps[f->warp];
   if (mask != 0xffffffffu) {
     fail("warp collective with a partial mask is not supported by the emulator");
     yield();
-    return;
+    return false;
   }
   if (w.n != 32) {
     fail("warp collective in a partial warp (blockDim not a multiple of 32)");
     yield();
-    return;
+    return false;
   }
   if (w.arrived == 0) {
     w.line = line;
@@ -285,17 +333,18 @@ static void warp_arrive(Fiber* f, int line, unsigned mask) {
     fail("warp collective at line " + std::to_string(line) + " while other lanes wait at line " +
          std::to_string(w.line) + " (divergent warp)");
     yield();
-    return;
+    return false;
   }
   f->line = line;
   if (++w.arrived == w.n) {  // last lane: release the others and keep running
     w.arrived = 0;
     for (int i = f->warp * 32, e = std::min(i + 32, (int)L.fibers.size()); i < e; i++)
       if (L.fibers[i].st == WAIT_WARP) L.fibers[i].st = READY;
-    return;
+    return true;
   }
   f->st = WAIT_WARP;
   yield();
+  return false;
 }
 
 void syncwarp(int line, unsigned mask) {
@@ -322,6 +371,25 @@ uint64_t warp_exchange(int line, unsigned mask, uint64_t v, int kind, int arg) {
   return w.slot[ph][src];
 }
 
+void warp_fold(int line, const void* v, size_t size, void (*fold)(void* ctx, void* vals), void* ctx, void* out) {
+  Fiber* f = L.running;
+  Warp& w = L.warps[f->warp];
+  int ph = f->shfl_count & 1;
+  if (size > sizeof w.wide[ph][0]) {
+    fail("warp_fold of a value wider than 16 bytes");
+    yield();
+    return;
+  }
+  // lane i's value at vals + i*size: the fold sees a dense array of T
+  unsigned char* vals = &w.wide[ph][0][0];
+  memcpy(vals + f->lane * size, v, size);
+  bool last = warp_arrive(f, line, 0xffffffffu);
+  f->shfl_count++;
+  if (L.abort) return;
+  if (last) fold(ctx, vals);  // once per warp, before any lane reads
+  memcpy(out, vals + f->lane * size, size);
+}
+
 // run_grid runs body (the kernel call) for every thread of every block and
 // returns the first error ("" if none).
 std::string run_grid(const std::string& name, std::function<void()> body, dim3 g, dim3 b, int order,
@@ -339,7 +407,8 @@ std::string run_grid(const std::string& name, std::function<void()> body, dim3 g
     f.lane = (int)(i % 32);
   }
   for (size_t w = 0; w < L.warps.size(); w++) L.warps[w].n = (int)std::min<size_t>(32, nthreads - w * 32);
-  ensure_stacks(nthreads);
+  L.free_stacks = L.stacks;  // no thread of an earlier launch is left parked
+  L.retired = nullptr;
   block_dim = b;
   grid_dim = g;
   L.body = std::move(body);

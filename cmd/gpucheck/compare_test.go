@@ -17,16 +17,16 @@ func TestCompare(t *testing.T) {
 	}
 	null, _ := os.Open(os.DevNull)
 	defer null.Close()
-	if err := compare(null, run(1, 0.9, 0.8), run(1.0001, 0.91, 0.79), 0.05); err != nil {
+	if _, err := compare(null, run(1, 0.9, 0.8), run(1.0001, 0.91, 0.79), 0.05); err != nil {
 		t.Errorf("close runs rejected: %v", err)
 	}
-	if err := compare(null, run(1, 0.9, 0.8), run(1.2, 0.9, 0.8), 0.05); err == nil {
+	if _, err := compare(null, run(1, 0.9, 0.8), run(1.2, 0.9, 0.8), 0.05); err == nil {
 		t.Error("a different first step was accepted")
 	}
-	if err := compare(null, run(1, 0.9, 0.8), run(1, 0.5, 0.3), 0.05); err == nil {
+	if _, err := compare(null, run(1, 0.9, 0.8), run(1, 0.5, 0.3), 0.05); err == nil {
 		t.Error("diverging runs were accepted")
 	}
-	if err := compare(null, run(1, 0.9, 0.8), run(1, 0.9), 0.05); err == nil {
+	if _, err := compare(null, run(1, 0.9, 0.8), run(1, 0.9), 0.05); err == nil {
 		t.Error("a missing step was accepted")
 	}
 }

@@ -1,0 +1,285 @@
+//go:build argrl_cuda
+
+package cuda
+
+/*
+#cgo LDFLAGS: -ldl
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cudrv.h"
+
+// The resolved entry points (cudrv.h), filled once by argrl_load.
+#define ARGRL_FIELD(name, ret, params, sym) argrl_pfn_##name name;
+typedef struct {
+	ARGRL_DRIVER_ENTRIES(ARGRL_FIELD)
+	ARGRL_CUBLAS_ENTRIES(ARGRL_FIELD)
+} argrl_api;
+#undef ARGRL_FIELD
+static argrl_api D;
+
+// One line per entry point: "name symbol how" (for DriverReport).
+static char argrl_report[8192];
+
+typedef unsigned (*argrl_gpa_v1)(const char*, void**, int, unsigned long long);
+typedef unsigned (*argrl_gpa_v2)(const char*, void**, int, unsigned long long, int*);
+
+static void argrl_note(const char* name, void* p, const char* how) {
+	Dl_info info;
+	const char* sym = (p && dladdr(p, &info) && info.dli_sname) ? info.dli_sname : "?";
+	size_t n = strlen(argrl_report);
+	snprintf(argrl_report + n, sizeof argrl_report - n, "%s %s %s\n", name, sym, how);
+}
+
+// argrl_load_driver opens the driver (libcuda, the path given) and resolves
+// every driver entry point: through cuGetProcAddress (its CUDA 12 form
+// first) for the ABI version ARGRL_CUDA_ABI, else (or without use_gpa) by
+// the versioned symbol name.
+// It returns 0, or writes why not into err.
+int argrl_load_driver(const char* path, int use_gpa, int* version, char* err, size_t errlen) {
+	void* lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	if (!lib) {
+		snprintf(err, errlen, "dlopen %s: %s", path, dlerror());
+		return 1;
+	}
+	argrl_pfn_cuDriverGetVersion ver = (argrl_pfn_cuDriverGetVersion)dlsym(lib, "cuDriverGetVersion");
+	if (!ver || ver(version) != 0) {
+		snprintf(err, errlen, "%s: cuDriverGetVersion failed (not a CUDA driver library?)", path);
+		return 1;
+	}
+	int want = *version < ARGRL_CUDA_ABI ? *version : ARGRL_CUDA_ABI;
+	argrl_gpa_v2 g2 = use_gpa ? (argrl_gpa_v2)dlsym(lib, "cuGetProcAddress_v2") : NULL;
+	argrl_gpa_v1 g1 = use_gpa ? (argrl_gpa_v1)dlsym(lib, "cuGetProcAddress") : NULL;
+	argrl_report[0] = 0;
+#define ARGRL_RESOLVE(name, ret, params, sym)                                  \
+	{                                                                          \
+		void* p = NULL;                                                        \
+		int st = 0;                                                            \
+		const char* how = "dlsym";                                             \
+		if (g2 && g2(#name, &p, want, 0, &st) == 0 && p) {                     \
+			how = "cuGetProcAddress_v2";                                       \
+		} else if (g1 && g1(#name, &p, want, 0) == 0 && p) {                   \
+			how = "cuGetProcAddress";                                          \
+		} else {                                                               \
+			p = dlsym(lib, #sym);                                              \
+		}                                                                      \
+		if (!p) {                                                              \
+			snprintf(err, errlen, "%s (CUDA driver %d): no entry point %s", path, *version, #sym); \
+			return 1;                                                          \
+		}                                                                      \
+		D.name = (argrl_pfn_##name)p;                                          \
+		argrl_note(#name, p, how);                                             \
+	}
+	ARGRL_DRIVER_ENTRIES(ARGRL_RESOLVE)
+#undef ARGRL_RESOLVE
+	return 0;
+}
+
+// argrl_load_cublas opens cuBLAS and resolves its entry points by name.
+int argrl_load_cublas(const char* path, char* err, size_t errlen) {
+	void* lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	if (!lib) {
+		snprintf(err, errlen, "dlopen %s: %s", path, dlerror());
+		return 1;
+	}
+#define ARGRL_RESOLVE(name, ret, params, sym)                                      \
+	{                                                                              \
+		void* p = dlsym(lib, #sym);                                                \
+		if (!p) {                                                                  \
+			snprintf(err, errlen, "%s: no entry point %s", path, #sym);            \
+			dlclose(lib);                                                          \
+			return 1;                                                              \
+		}                                                                          \
+		D.name = (argrl_pfn_##name)p;                                              \
+		argrl_note(#name, p, "dlsym");                                             \
+	}
+	ARGRL_CUBLAS_ENTRIES(ARGRL_RESOLVE)
+#undef ARGRL_RESOLVE
+	return 0;
+}
+
+const char* argrl_report_text(void) { return argrl_report; }
+
+#define ARGRL_COUNT(name, ret, params, sym) +1
+int argrl_entry_count(void) { return 0 ARGRL_DRIVER_ENTRIES(ARGRL_COUNT) ARGRL_CUBLAS_ENTRIES(ARGRL_COUNT); }
+#undef ARGRL_COUNT
+
+// Calls through the table (cgo cannot call a C function pointer).
+argrl_CUresult drv_init(void) { return D.cuInit(0); }
+const char* drv_err_name(argrl_CUresult e) {
+	const char* s = NULL;
+	return D.cuGetErrorName(e, &s) == 0 && s ? s : "CUDA_ERROR_?";
+}
+const char* drv_err_string(argrl_CUresult e) {
+	const char* s = NULL;
+	return D.cuGetErrorString(e, &s) == 0 && s ? s : "unknown error";
+}
+argrl_CUresult drv_device_count(int* n) { return D.cuDeviceGetCount(n); }
+argrl_CUresult drv_device(argrl_CUdevice* d, int i) { return D.cuDeviceGet(d, i); }
+argrl_CUresult drv_device_name(char* s, int n, argrl_CUdevice d) { return D.cuDeviceGetName(s, n, d); }
+argrl_CUresult drv_capability(int* major, int* minor, argrl_CUdevice d) {
+	argrl_CUresult r = D.cuDeviceGetAttribute(major, ARGRL_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, d);
+	return r ? r : D.cuDeviceGetAttribute(minor, ARGRL_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, d);
+}
+argrl_CUresult drv_retain(argrl_CUcontext* c, argrl_CUdevice d) { return D.cuDevicePrimaryCtxRetain(c, d); }
+argrl_CUresult drv_release(argrl_CUdevice d) { return D.cuDevicePrimaryCtxRelease(d); }
+argrl_CUresult drv_set_ctx(argrl_CUcontext c) { return D.cuCtxSetCurrent(c); }
+argrl_CUresult drv_stream(argrl_CUstream* s) { return D.cuStreamCreate(s, ARGRL_CU_STREAM_NON_BLOCKING); }
+argrl_CUresult drv_stream_destroy(argrl_CUstream s) { return D.cuStreamDestroy(s); }
+argrl_CUresult drv_sync(argrl_CUstream s) { return D.cuStreamSynchronize(s); }
+// drv_load_module JIT-compiles PTX; the JIT's error log goes to log.
+argrl_CUresult drv_load_module(argrl_CUmodule* m, const char* ptx, char* log, size_t loglen) {
+	unsigned opts[2] = {ARGRL_CU_JIT_ERROR_LOG_BUFFER, ARGRL_CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
+	void* vals[2] = {log, (void*)loglen};
+	return D.cuModuleLoadDataEx(m, ptx, 2, opts, vals);
+}
+argrl_CUresult drv_unload(argrl_CUmodule m) { return D.cuModuleUnload(m); }
+argrl_CUresult drv_function(argrl_CUfunction* f, argrl_CUmodule m, const char* name) {
+	return D.cuModuleGetFunction(f, m, name);
+}
+// drv_launch passes kernel parameter i as the address of vals[i] (the
+// driver copies them at launch).
+argrl_CUresult drv_launch(argrl_CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                                 unsigned bz, argrl_CUstream s, unsigned long long* vals, int n) {
+	void* params[64];
+	if (n > 64) return 1;  // CUDA_ERROR_INVALID_VALUE
+	for (int i = 0; i < n; i++) params[i] = &vals[i];
+	return D.cuLaunchKernel(f, gx, gy, gz, bx, by, bz, 0, s, params, NULL);
+}
+argrl_CUresult drv_alloc(argrl_CUdeviceptr* p, size_t n) { return D.cuMemAlloc(p, n); }
+argrl_CUresult drv_free(argrl_CUdeviceptr p) { return D.cuMemFree(p); }
+argrl_CUresult drv_mem_info(size_t* f, size_t* t) { return D.cuMemGetInfo(f, t); }
+argrl_CUresult drv_htod(argrl_CUdeviceptr d, const void* s, size_t n, argrl_CUstream st) {
+	return D.cuMemcpyHtoDAsync(d, s, n, st);
+}
+argrl_CUresult drv_dtoh(void* d, argrl_CUdeviceptr s, size_t n, argrl_CUstream st) {
+	return D.cuMemcpyDtoHAsync(d, s, n, st);
+}
+argrl_CUresult drv_dtod(argrl_CUdeviceptr d, argrl_CUdeviceptr s, size_t n, argrl_CUstream st) {
+	return D.cuMemcpyDtoDAsync(d, s, n, st);
+}
+argrl_CUresult drv_memset32(argrl_CUdeviceptr d, unsigned v, size_t n, argrl_CUstream st) {
+	return D.cuMemsetD32Async(d, v, n, st);
+}
+argrl_CUresult drv_memset16(argrl_CUdeviceptr d, unsigned short v, size_t n, argrl_CUstream st) {
+	return D.cuMemsetD16Async(d, v, n, st);
+}
+
+argrl_cublasStatus blas_create(argrl_cublasHandle_t* h, argrl_CUstream s) {
+	argrl_cublasStatus st = D.cublasCreate(h);
+	return st ? st : D.cublasSetStream(*h, s);
+}
+argrl_cublasStatus blas_destroy(argrl_cublasHandle_t h) { return D.cublasDestroy(h); }
+int blas_version(argrl_cublasHandle_t h) {
+	int v = 0;
+	return D.cublasGetVersion(h, &v) == 0 ? v : 0;
+}
+// blas_gemm is cublasGemmStridedBatchedEx with float32 compute; at, bt, ct
+// are 0 for f32, 1 for bf16.
+argrl_cublasStatus blas_gemm(argrl_cublasHandle_t h, int ta, int tb, int m, int n, int k, float alpha,
+                                    argrl_CUdeviceptr A, int at, int lda, long long sa, argrl_CUdeviceptr B, int bt,
+                                    int ldb, long long sb, float beta, argrl_CUdeviceptr C, int ct, int ldc,
+                                    long long sc, int batch) {
+	unsigned ty[2] = {ARGRL_CUDA_R_32F, ARGRL_CUDA_R_16BF};
+	return D.cublasGemmStridedBatchedEx(h, ta ? 1 : 0, tb ? 1 : 0, m, n, k, &alpha, (const void*)A, ty[at], lda, sa,
+	                                    (const void*)B, ty[bt], ldb, sb, &beta, (void*)C, ty[ct], ldc, sc, batch,
+	                                    ARGRL_CUBLAS_COMPUTE_32F, ARGRL_CUBLAS_GEMM_DEFAULT);
+}
+*/
+import "C"
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"unsafe"
+)
+
+// Supported drivers: any NVIDIA driver for CUDA 11.x, 12.x or 13.x (a GPU
+// of compute capability 8.0 or newer; the PTX is sm_80 and the driver
+// JIT-compiles it). The binary links neither libcuda nor libcublas: it
+// opens libcuda.so.1 ($ARGRL_LIBCUDA overrides) and asks cuGetProcAddress
+// (drivers ≥ 11.3; older ones by the versioned symbol names) for each
+// entry point in its CUDA 11.8 form, so the renamed `_v2`/`_v3` symbols of
+// newer toolkits never matter; cuBLAS is the first of libcublas.so.13, .12,
+// .11 found ($ARGRL_LIBCUBLAS overrides).
+var (
+	loadOnce  sync.Once
+	loadErr   error
+	driverVer int
+	libNames  [2]string // the driver and cuBLAS files opened
+)
+
+func loadLibraries() error {
+	loadOnce.Do(func() {
+		var errBuf [1024]C.char
+		cudaPath := envOr("ARGRL_LIBCUDA", "libcuda.so.1")
+		cs := C.CString(cudaPath)
+		defer C.free(unsafe.Pointer(cs))
+		var ver C.int
+		// ARGRL_CUDA_DLSYM=1 resolves by symbol name, as for drivers
+		// before 11.3 (tests the fallback on a current driver)
+		useGPA := C.int(btoi(os.Getenv("ARGRL_CUDA_DLSYM") != "1"))
+		if C.argrl_load_driver(cs, useGPA, &ver, &errBuf[0], C.size_t(len(errBuf))) != 0 {
+			loadErr = fmt.Errorf("cuda: %s", C.GoString(&errBuf[0]))
+			return
+		}
+		driverVer, libNames[0] = int(ver), cudaPath
+		candidates := []string{"libcublas.so.13", "libcublas.so.12", "libcublas.so.11", "libcublas.so"}
+		if p := os.Getenv("ARGRL_LIBCUBLAS"); p != "" {
+			candidates = []string{p}
+		}
+		var tried []string
+		for _, p := range candidates {
+			cp := C.CString(p)
+			rc := C.argrl_load_cublas(cp, &errBuf[0], C.size_t(len(errBuf)))
+			C.free(unsafe.Pointer(cp))
+			if rc == 0 {
+				libNames[1] = p
+				return
+			}
+			tried = append(tried, C.GoString(&errBuf[0]))
+		}
+		loadErr = fmt.Errorf("cuda: no cuBLAS library (install the CUDA toolkit's libcublas, or set ARGRL_LIBCUBLAS): %s", strings.Join(tried, "; "))
+	})
+	return loadErr
+}
+
+func envOr(k, def string) string {
+	if v := os.Getenv(k); v != "" {
+		return v
+	}
+	return def
+}
+
+// DriverReport opens the CUDA driver and cuBLAS libraries (no GPU needed)
+// and describes what this binary resolved at run time: the libraries, the
+// driver's CUDA version, and per entry point the symbol it got and how
+// ("cuMemAlloc cuMemAlloc_v2 cuGetProcAddress_v2").
+func DriverReport() (string, error) {
+	err := loadLibraries()
+	var b strings.Builder
+	if driverVer > 0 {
+		fmt.Fprintf(&b, "driver %s: CUDA %s; cuBLAS %s\n", libNames[0], cudaVersion(driverVer), libNames[1])
+	}
+	b.WriteString(C.GoString(C.argrl_report_text()))
+	return b.String(), err
+}
+
+// entryPoints is the number of driver and cuBLAS entry points resolved.
+func entryPoints() int { return int(C.argrl_entry_count()) }
+
+// cudaVersion formats 12020 as "12.2".
+func cudaVersion(v int) string { return fmt.Sprintf("%d.%d", v/1000, v%1000/10) }
+
+// cuErr turns a CUresult into an error naming the call.
+func cuErr(call string, r C.argrl_CUresult) error {
+	if r == 0 {
+		return nil
+	}
+	return fmt.Errorf("%s: %s (%s)", call, C.GoString(C.drv_err_name(r)), C.GoString(C.drv_err_string(r)))
+}
