@@ -3,12 +3,8 @@ GO      ?= go
 BIN     ?= bin
 export CGO_ENABLED ?= 1
 
-<<<<<<< HEAD
-.PHONY: build test test-long bench deps-bench demo demo-base cuda cuda-check train-cuda gpu-check fixtures fuzz vet clean
+.PHONY: build test test-long bench deps-bench demo reproduce demo-base cuda cuda-check train-cuda gpu-check gpu-check-dry-run gpu-check-build fixtures fuzz vet clean
 .PHONY: build-mpi test-mpi nccl-vet nccl-check
-=======
-.PHONY: build test test-long bench deps-bench demo demo-base cuda cuda-check train-cuda gpu-check gpu-check-dry-run gpu-check-build fixtures fuzz vet clean
->>>>>>> wt-c
 
 build:
 	CGO_ENABLED=0 $(GO) build -o $(BIN)/train ./cmd/train
@@ -49,6 +45,13 @@ deps-bench:
 demo:
 	GO=$(GO) configs/demo/demo.sh
 
+# Paper 000's experiments on three benchmark draws (README.md, "make
+# reproduce"): Tables 2-8 and a Table 3 analogue as mean ± sd beside the
+# paper's numbers, the claims checked strictly, runs/reproduce/claims.json
+# and bar charts. About 45 minutes on 2 cores.
+reproduce:
+	GO=$(GO) configs/reproduce/reproduce.sh
+
 # Regenerate configs/demo/base-model: tiny qwen2 trained from scratch by argrl.
 demo-base:
 	GO=$(GO) configs/demo/demo-base.sh
@@ -85,9 +88,17 @@ train-cuda:
 # without Go, and bin/gpu-check.tar.gz of them (then, there: tar xzf it
 # into bin/ and PREBUILT=1 make gpu-check).
 gpu-check:
-<<<<<<< HEAD
-	kernels/cuda/gpu-check.sh
+	BIN=$(BIN) kernels/cuda/gpu-check.sh
 	dist/nccl-check.sh
+
+gpu-check-dry-run:
+	BIN=$(BIN) kernels/cuda/gpu-check.sh --dry-run
+
+gpu-check-build:
+	$(GO) build -tags $(CUDA_TAGS) -ldflags='-s -w' -o $(BIN)/gpucheck ./cmd/gpucheck
+	$(GO) build -tags $(CUDA_TAGS) -ldflags='-s -w' -o $(BIN)/train-cuda ./cmd/train
+	$(GO) test -tags $(CUDA_TAGS) -ldflags='-s -w' -c -o $(BIN)/cuda.test ./kernels/cuda
+	tar czf $(BIN)/gpu-check.tar.gz -C $(BIN) gpucheck train-cuda cuda.test
 
 # Data parallelism (package dist): the MPI build links OpenMPI through cgo
 # (apt-get install openmpi-bin libopenmpi-dev); the default build stays
@@ -111,18 +122,6 @@ nccl-vet:
 # The NCCL check alone (also the last step of gpu-check): 2 ranks on 2 GPUs.
 nccl-check:
 	dist/nccl-check.sh
-=======
-	BIN=$(BIN) kernels/cuda/gpu-check.sh
-
-gpu-check-dry-run:
-	BIN=$(BIN) kernels/cuda/gpu-check.sh --dry-run
-
-gpu-check-build:
-	$(GO) build -tags $(CUDA_TAGS) -ldflags='-s -w' -o $(BIN)/gpucheck ./cmd/gpucheck
-	$(GO) build -tags $(CUDA_TAGS) -ldflags='-s -w' -o $(BIN)/train-cuda ./cmd/train
-	$(GO) test -tags $(CUDA_TAGS) -ldflags='-s -w' -c -o $(BIN)/cuda.test ./kernels/cuda
-	tar czf $(BIN)/gpu-check.tar.gz -C $(BIN) gpucheck train-cuda cuda.test
->>>>>>> wt-c
 
 # PyTorch oracles (Debian python3-torch under /usr/bin/python3); the outputs
 # are committed so that make test never needs Python.
