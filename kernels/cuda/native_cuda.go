@@ -43,5 +43,5 @@ func (be *Backend) Native(bufs []kernels.Buffer, f func(stream unsafe.Pointer, p
 		ptrs[i] = uintptr(cb.ptr())
 	}
 	defer d.enter()()
-	return f(unsafe.Pointer(d.stream.C()), ptrs)
+	return f(unsafe.Pointer(d.stream), ptrs)
 }
