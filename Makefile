@@ -85,8 +85,9 @@ build-mpi:
 	CGO_ENABLED=1 $(GO) build -tags $(MPI_TAGS) -o $(BIN)/train-mpi ./cmd/train
 
 test-mpi:
-	CGO_ENABLED=1 $(GO) vet -tags $(MPI_TAGS) ./dist/
+	CGO_ENABLED=1 $(GO) vet -tags $(MPI_TAGS) ./dist/ ./trainer/... ./cmd/train/
 	CGO_ENABLED=1 $(GO) test -tags $(MPI_TAGS) -count=1 ./dist/
+	CGO_ENABLED=1 $(GO) test -tags $(MPI_TAGS) -count=1 -run '^TestMPI' -v -timeout 20m ./cmd/train/ | grep -E '^(=== RUN|--- |\s+dist_mpi_test|ok|FAIL|PASS)'
 
 # NCCL in the CUDA build: vets and builds without a GPU or NCCL
 # (libnccl.so.2 is opened at run time).

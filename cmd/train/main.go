@@ -23,10 +23,17 @@ var root = &cobra.Command{
 
 // main prints a failure as "train: <error>" (URL passwords masked) and
 // exits 1, or 128 + the signal's number (130 SIGINT, 143 SIGTERM) for a
-// training run stopped by a signal after its checkpoint.
+// training run stopped by a signal after its checkpoint. A rank > 0 of a
+// data-parallel run prints "train: rank R: <error>", and nothing for a
+// failure every rank shares (rank 0 prints that one).
 func main() {
 	if err := root.Execute(); err != nil {
-		fmt.Fprintln(os.Stderr, "train:", redact.Text(err.Error()))
+		switch {
+		case procRank == 0:
+			fmt.Fprintln(os.Stderr, "train:", redact.Text(err.Error()))
+		case !trainer.Shared(err):
+			fmt.Fprintf(os.Stderr, "train: rank %d: %s\n", procRank, redact.Text(err.Error()))
+		}
 		var in *trainer.Interrupted
 		if errors.As(err, &in) {
 			os.Exit(in.ExitCode())
