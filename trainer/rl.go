@@ -305,20 +305,22 @@ func (r *rlRun) score(ctx context.Context, items []*item, m metrics.Metrics) ([]
 	rewards := make([]float64, len(items))
 	results := make([]*reward.Result, len(items))
 	var err error
-	for i, it := range items {
+	for _, it := range items {
 		if !r.team.holds(it.share) {
 			continue
 		}
-		if results[i], err = r.rw.Score(ctx, it.ex.Rec, it.sample.Text); err != nil {
+		if it.res, err = r.rw.Score(ctx, it.ex.Rec, it.sample.Text); err != nil {
 			err = fmt.Errorf("reward %s on %s: %w", r.rw.Name(), it.ex.Rec.ID, err)
 			break
 		}
 	}
-	if err := r.team.spreadResults(err, items, results); err != nil {
+	err = spread(r.team, err, items, func(it *item) resultWire { return toWire(it.res) },
+		func(it *item, w resultWire) { it.res = fromWire(w) })
+	if err != nil {
 		return nil, err
 	}
 	for i, it := range items {
-		it.res, rewards[i] = results[i], results[i].Reward
+		results[i], rewards[i] = it.res, it.res.Reward
 	}
 	rl.RewardMetrics(m, results, r.g)
 	m["time_reward_s"] = time.Since(t0).Seconds()
@@ -390,7 +392,8 @@ func (r *rlRun) values(items []*item) error {
 			it.roll.OldV = append([]float32(nil), o.Values[b][it.start-1:len(it.seq)-1]...)
 		}
 	}
-	return r.team.spreadSlices(err, items, func(it *item) *[]float32 { return &it.roll.OldV })
+	return spread(r.team, err, items, func(it *item) []float32 { return it.roll.OldV },
+		func(it *item, v []float32) { it.roll.OldV = v })
 }
 
 // update runs ppo.epochs passes of updates on the objective obj over the

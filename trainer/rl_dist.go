@@ -63,7 +63,8 @@ func (t *team) spreadGroups(err error, shareOf, held []int, groups []*rollout.Gr
 }
 
 // resultWire is what another rank needs of a rollout's reward: what the
-// metrics, the advantages and the rollout samples read.
+// metrics, the advantages and the rollout samples read. A result from
+// another rank carries these fields only (no Args, no Outcome).
 type resultWire struct {
 	Reward  float64
 	Gate    string
@@ -72,53 +73,28 @@ type resultWire struct {
 	Spans   [][2]int
 }
 
-// spreadResults fills the results of the items other ranks hold (results
-// by item; this rank's are set). A result from another rank carries only
-// Reward, Gate, Metrics, Parts and Spans.
-func (t *team) spreadResults(err error, items []*item, results []*reward.Result) error {
-	if t.size() == 1 {
-		return err
-	}
-	perShare := make([][]resultWire, t.shares)
-	if err == nil {
-		for i, it := range items {
-			if t.holds(it.share) {
-				r := results[i]
-				perShare[it.share] = append(perShare[it.share], resultWire{r.Reward, r.Gate, r.Metrics, r.Parts, r.Spans})
-			}
-		}
-	}
-	all, err := shareValues(t, err, mine(t, perShare))
-	if err != nil {
-		return err
-	}
-	next := make([]int, t.shares)
-	for i, it := range items {
-		k := next[it.share]
-		next[it.share]++
-		if t.holds(it.share) {
-			continue
-		}
-		if k >= len(all[it.share]) {
-			return fmt.Errorf("rewards: share %d sent %d results, fewer than its rollouts", it.share, len(all[it.share]))
-		}
-		w := all[it.share][k]
-		results[i] = &reward.Result{Reward: w.Reward, Gate: w.Gate, Metrics: w.Metrics, Parts: w.Parts, Spans: w.Spans}
-	}
-	return nil
+// toWire and fromWire convert a result for another rank.
+func toWire(r *reward.Result) resultWire {
+	return resultWire{r.Reward, r.Gate, r.Metrics, r.Parts, r.Spans}
 }
 
-// spreadSlices gives every rank field(it) of every item, each filled by
-// the rank holding the item (the critic's values).
-func (t *team) spreadSlices(err error, items []*item, field func(*item) *[]float32) error {
+func fromWire(w resultWire) *reward.Result {
+	return &reward.Result{Reward: w.Reward, Gate: w.Gate, Metrics: w.Metrics, Parts: w.Parts, Spans: w.Spans}
+}
+
+// spread gives every rank a value of every item, each computed by the rank
+// holding the item: get reads it from a held item, set stores another
+// rank's (a reward result, the critic's values). err is this rank's
+// failure so far.
+func spread[T any](t *team, err error, items []*item, get func(*item) T, set func(*item, T)) error {
 	if t.size() == 1 {
 		return err
 	}
-	perShare := make([][][]float32, t.shares)
+	perShare := make([][]T, t.shares)
 	if err == nil {
 		for _, it := range items {
 			if t.holds(it.share) {
-				perShare[it.share] = append(perShare[it.share], *field(it))
+				perShare[it.share] = append(perShare[it.share], get(it))
 			}
 		}
 	}
@@ -134,9 +110,9 @@ func (t *team) spreadSlices(err error, items []*item, field func(*item) *[]float
 			continue
 		}
 		if k >= len(all[it.share]) {
-			return fmt.Errorf("values: share %d sent %d rows, fewer than its rollouts", it.share, len(all[it.share]))
+			return fmt.Errorf("dist: share %d sent %d values, fewer than its rollouts", it.share, len(all[it.share]))
 		}
-		*field(it) = all[it.share][k]
+		set(it, all[it.share][k])
 	}
 	return nil
 }

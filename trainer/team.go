@@ -31,8 +31,9 @@ package trainer
 // one process with dist.shares: S form exactly these sums, from exactly
 // these micro-batches, so their weights are byte-identical. One process
 // with its default S = 1 forms the same sums as N ranks when each rank
-// holds one micro-batch per update (optim.grad_accum = N, and for RL
-// ppo.mini_batch 0 or a multiple of N·batch_size·G); otherwise they differ
+// holds one micro-batch per update (SFT: optim.grad_accum = N; RL: each
+// update's rollouts are N micro-batches, ppo.mini_batch = N·batch_size·G
+// or 0 with grad_accum = N); otherwise they differ
 // by the float32 rounding of differently grouped sums, or of differently
 // composed micro-batches (and, with LoRA dropout, by the dropout masks,
 // drawn per micro-batch), which AdamW's first steps can amplify well

@@ -82,31 +82,58 @@ func mpiCmd(t *testing.T, np int, mca []string, args ...string) *exec.Cmd {
 // returns its output and exit status.
 func mpiRun(t *testing.T, np int, args ...string) (string, int) {
 	t.Helper()
-	cmd := mpiCmd(t, np, nil, args...)
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	var err error
-	select {
-	case err = <-done:
-	case <-time.After(3 * time.Minute):
-		killJob(cmd.Process.Pid)
-		<-done
-		t.Fatalf("%v hung; output:\n%s", cmd.Args, out.String())
-	}
+	j := startJob(t, mpiCmd(t, np, nil, args...))
+	err := j.wait(t)
 	var ee *exec.ExitError
 	switch {
 	case err == nil:
-		return out.String(), 0
+		return j.out.String(), 0
 	case errors.As(err, &ee):
-		return out.String(), ee.ExitCode()
+		return j.out.String(), ee.ExitCode()
 	}
 	t.Fatal(err)
 	return "", -1
+}
+
+// job is an mpirun job started in the background.
+type job struct {
+	cmd  *exec.Cmd
+	out  *syncBuffer
+	done chan error
+}
+
+// startJob starts cmd; a job still running when the test ends is killed.
+func startJob(t *testing.T, cmd *exec.Cmd) *job {
+	t.Helper()
+	j := &job{cmd: cmd, out: &syncBuffer{}, done: make(chan error, 1)}
+	cmd.Stdout, cmd.Stderr = j.out, j.out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { j.done <- cmd.Wait() }()
+	t.Cleanup(func() {
+		select {
+		case <-j.done:
+		default:
+			killJob(cmd.Process.Pid)
+		}
+	})
+	return j
+}
+
+// wait returns the job's end once it exits; a job running 3 minutes more
+// fails the test.
+func (j *job) wait(t *testing.T) error {
+	t.Helper()
+	select {
+	case err := <-j.done:
+		j.done <- err
+		return err
+	case <-time.After(3 * time.Minute):
+		killJob(j.cmd.Process.Pid)
+		t.Fatalf("%v hung; output:\n%s", j.cmd.Args, j.out.String())
+	}
+	return nil
 }
 
 // mustRun is mpiRun that fails the test on a non-zero exit.
@@ -356,17 +383,10 @@ func TestMPIStopResume(t *testing.T) {
 
 	t.Run("sigkill", func(t *testing.T) {
 		killed := filepath.Join(dir, "killed")
-		cmd := mpiCmd(t, 2, nil, stopArgs(killed)...)
-		var out bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &out
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		done := make(chan error, 1)
-		go func() { done <- cmd.Wait() }()
-		waitLatest(t, killed, 4, done)
-		killJob(cmd.Process.Pid)
-		<-done
+		j := startJob(t, mpiCmd(t, 2, nil, stopArgs(killed)...))
+		waitLatest(t, killed, 4, j.done)
+		killJob(j.cmd.Process.Pid)
+		j.wait(t)
 		at := latestStep(t, killed)
 		if at >= total {
 			t.Fatalf("the run ended (checkpoint %d) before the kill", at)
@@ -402,36 +422,24 @@ func TestMPIStopResume(t *testing.T) {
 
 	t.Run("sigterm-one-rank", func(t *testing.T) {
 		stopped := filepath.Join(dir, "sigterm")
-		cmd := mpiCmd(t, 2, nil, stopArgs(stopped)...)
-		var out bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &out
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		done := make(chan error, 1)
-		go func() { done <- cmd.Wait() }()
-		waitLatest(t, stopped, 2, done)
-		pid, ok := ranksOf(cmd.Process.Pid)[1]
+		j := startJob(t, mpiCmd(t, 2, nil, stopArgs(stopped)...))
+		waitLatest(t, stopped, 2, j.done)
+		pid, ok := ranksOf(j.cmd.Process.Pid)[1]
 		if !ok {
 			t.Fatal("rank 1's process not found")
 		}
 		syscall.Kill(pid, syscall.SIGTERM)
-		select {
-		case err := <-done:
-			if err == nil {
-				t.Fatalf("exit 0 after SIGTERM:\n%s", out.String())
-			}
-		case <-time.After(3 * time.Minute):
-			killJob(cmd.Process.Pid)
-			t.Fatalf("hung after SIGTERM:\n%s", out.String())
+		if err := j.wait(t); err == nil {
+			t.Fatalf("exit 0 after SIGTERM:\n%s", j.out.String())
 		}
-		m := interruptedRE.FindStringSubmatch(out.String())
+		out := j.out.String()
+		m := interruptedRE.FindStringSubmatch(out)
 		if m == nil {
-			t.Fatalf("no 'interrupted by … checkpoint …' line:\n%s", out.String())
+			t.Fatalf("no 'interrupted by … checkpoint …' line:\n%s", out)
 		}
 		step, _ := strconv.Atoi(m[2])
 		if m[1] != "SIGTERM" || step >= total || latestStep(t, stopped) != step {
-			t.Fatalf("interrupted by %s after step %d, latest %d:\n%s", m[1], step, latestStep(t, stopped), out.String())
+			t.Fatalf("interrupted by %s after step %d, latest %d:\n%s", m[1], step, latestStep(t, stopped), out)
 		}
 		mustRun(t, 2, stopArgs(stopped, "--resume")...)
 		sameFiles(t, fmt.Sprintf("SIGTERM to rank 1 after step %d, resumed", step), straight, stopped, total, finals...)
@@ -443,32 +451,37 @@ func TestMPIStopResume(t *testing.T) {
 // after; with time enough the ranks end with a checkpoint.
 func TestMPISigtermMpirun(t *testing.T) {
 	run := filepath.Join(t.TempDir(), "run")
-	cmd := mpiCmd(t, 2, []string{"--mca", "odls_base_sigkill_timeout", "3"}, stopArgs(run, "--set", "optim.max_steps=400", "--set", "checkpoint.every=1000", "--set", "eval_every=0")...)
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	deadline := time.Now().Add(time.Minute)
-	for !bytes.Contains(out.Bytes(), []byte("step 1/400")) && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
-	cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-done:
-	case <-time.After(3 * time.Minute):
-		killJob(cmd.Process.Pid)
-		t.Fatalf("hung after SIGTERM:\n%s", out.String())
-	}
-	m := interruptedRE.FindStringSubmatch(out.String())
+	j := startJob(t, mpiCmd(t, 2, []string{"--mca", "odls_base_sigkill_timeout", "3"},
+		stopArgs(run, "--set", "optim.max_steps=400", "--set", "checkpoint.every=1000", "--set", "eval_every=0")...))
+	waitLine(t, j, "step 1/400")
+	j.cmd.Process.Signal(syscall.SIGTERM)
+	j.wait(t)
+	out := j.out.String()
+	m := interruptedRE.FindStringSubmatch(out)
 	if m == nil {
-		t.Fatalf("no 'interrupted by … checkpoint …' line:\n%s", out.String())
+		t.Fatalf("no 'interrupted by … checkpoint …' line:\n%s", out)
 	}
 	step, _ := strconv.Atoi(m[2])
 	if _, err := ckpt.OpenDir(m[3], step); err != nil || step >= 400 {
-		t.Fatalf("checkpoint %s after step %d: %v\n%s", m[3], step, err, out.String())
+		t.Fatalf("checkpoint %s after step %d: %v\n%s", m[3], step, err, out)
+	}
+}
+
+// waitLine polls the job's output until it holds line; it fails if
+// the job ends first.
+func waitLine(t *testing.T, j *job, line string) {
+	t.Helper()
+	deadline := time.Now().Add(3 * time.Minute)
+	for !strings.Contains(j.out.String(), line) {
+		select {
+		case err := <-j.done:
+			t.Fatalf("the job ended (%v) before %q:\n%s", err, line, j.out.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no %q after 3 minutes", line)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
 
