@@ -37,7 +37,7 @@ func rlCommand(algo, short, long string, run func(context.Context, config.Config
 	cmd := &cobra.Command{
 		Use:   algo + " --config F [--set k=v]... [--resume | --resume-from step-NNNNNN] [--debug-template]",
 		Short: short,
-		Long:  long,
+		Long:  long + "\n\nbin/train-mpi (make build-mpi) under mpirun or srun trains data-parallel,\none rank per process (README.md).",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := loadRunConfig(algo, &f)
