@@ -67,8 +67,15 @@ func openRanks(cmd *cobra.Command, cfg config.Config) (*ranks, error) {
 }
 
 // close ends the Comm (MPI_Finalize; with NCCL, before the backend goes)
-// and returns err, or the Comm's failure when err is nil.
+// and returns err, or the Comm's failure when err is nil. With several
+// ranks a failure is printed first (main prints it otherwise): MPI_Finalize
+// waits for every rank, so rank 0's message is out before a rank's
+// non-zero exit makes the launcher end the job.
 func (r *ranks) close(err error) error {
+	if err != nil && r.comm.Size() > 1 {
+		reportFailure(err)
+		err = &reported{err}
+	}
 	if cerr := r.comm.Close(); err == nil && cerr != nil && !errors.Is(cerr, dist.ErrClosed) {
 		return cerr
 	}

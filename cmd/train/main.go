@@ -14,6 +14,23 @@ import (
 	"github.com/argrl/argrl/trainer"
 )
 
+// reported is a failure already printed (before the ranks' Comm closed).
+type reported struct{ err error }
+
+func (r *reported) Error() string { return r.err.Error() }
+func (r *reported) Unwrap() error { return r.err }
+
+// reportFailure prints a failure, once per job: from rank 0, and from a rank > 0
+// only when rank 0 does not know it.
+func reportFailure(err error) {
+	switch {
+	case procRank == 0:
+		fmt.Fprintln(os.Stderr, "train:", redact.Text(err.Error()))
+	case !trainer.Shared(err):
+		fmt.Fprintf(os.Stderr, "train: rank %d: %s\n", procRank, redact.Text(err.Error()))
+	}
+}
+
 var root = &cobra.Command{
 	Use:           "train",
 	Short:         "argrl: post-training for tool-calling LLMs (LoRA SFT, GRPO, PPO)",
@@ -28,11 +45,9 @@ var root = &cobra.Command{
 // failure every rank shares (rank 0 prints that one).
 func main() {
 	if err := root.Execute(); err != nil {
-		switch {
-		case procRank == 0:
-			fmt.Fprintln(os.Stderr, "train:", redact.Text(err.Error()))
-		case !trainer.Shared(err):
-			fmt.Fprintf(os.Stderr, "train: rank %d: %s\n", procRank, redact.Text(err.Error()))
+		var done *reported
+		if !errors.As(err, &done) {
+			reportFailure(err)
 		}
 		var in *trainer.Interrupted
 		if errors.As(err, &in) {
