@@ -4,7 +4,7 @@ BIN     ?= bin
 export CGO_ENABLED ?= 1
 
 .PHONY: build test test-long bench deps-bench demo reproduce demo-base cuda cuda-check train-cuda gpu-check gpu-check-dry-run gpu-check-build fixtures fuzz vet clean
-.PHONY: build-mpi test-mpi nccl-vet nccl-check
+.PHONY: build-mpi train-cuda-mpi test-mpi nccl-vet nccl-check
 
 build:
 	CGO_ENABLED=0 $(GO) build -o $(BIN)/train ./cmd/train
@@ -35,6 +35,7 @@ bench: deps-bench
 	sh bench/sft/sft_bench.sh
 	sh bench/rollout/bench.sh
 	$(GO) test ./trainer/ -run '^$$' -bench GRPOStep -benchtime 2x -timeout 60m
+	sh bench/dist/bench.sh
 	ARGRL_LONG=1 $(GO) test ./model/ -run '^TestLongScaleRSS$$' -v -timeout 30m | grep -E 'scale:|^(ok|FAIL|---)'
 
 deps-bench:
@@ -109,9 +110,14 @@ MPI_TAGS ?= argrl_mpi
 build-mpi:
 	CGO_ENABLED=1 $(GO) build -tags $(MPI_TAGS) -o $(BIN)/train-mpi ./cmd/train
 
+# MPI and the CUDA backend with NCCL: one rank per GPU (README.md).
+train-cuda-mpi:
+	CGO_ENABLED=1 $(GO) build -tags $(CUDA_TAGS),$(MPI_TAGS) -o $(BIN)/train-cuda-mpi ./cmd/train
+
 test-mpi:
-	CGO_ENABLED=1 $(GO) vet -tags $(MPI_TAGS) ./dist/
+	CGO_ENABLED=1 $(GO) vet -tags $(MPI_TAGS) ./dist/ ./trainer/... ./cmd/train/
 	CGO_ENABLED=1 $(GO) test -tags $(MPI_TAGS) -count=1 ./dist/
+	CGO_ENABLED=1 $(GO) test -tags $(MPI_TAGS) -count=1 -run '^TestMPI' -timeout 20m ./cmd/train/
 
 # NCCL in the CUDA build: vets and builds without a GPU or NCCL
 # (libnccl.so.2 is opened at run time).

@@ -3,5 +3,7 @@
 // (run.go: opening a run directory, the single restore and the single
 // save) and one setup (setup.go: model, tokenizer, data, rewards). The
 // pieces they call live in subpackages: config, ckpt, optim, batch,
-// metrics and rl. See docs/design.md for a GRPO step end to end.
+// metrics and rl. Each recipe also runs data-parallel on the ranks of a
+// dist.Comm (team.go: the split of a step, the reductions, the failures).
+// See docs/design.md for a GRPO step end to end.
 package trainer

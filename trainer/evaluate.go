@@ -15,6 +15,12 @@ package trainer
 //
 // data.val_max caps the examples used (the file's first N), so a large
 // validation file can be sampled cheaply every eval_every steps.
+//
+// With several ranks (team.go) the examples are dealt over the shares like
+// a step's records: each rank computes the loss of its batches and the
+// greedy responses of its examples, every rank receives the sums and the
+// texts, and rank 0 alone scores them (the other ranks' Evaluate returns
+// nil metrics and the texts).
 
 import (
 	"context"
@@ -52,11 +58,17 @@ func (s *Setup) Evaluate(ctx context.Context, ds *Dataset, o EvalOptions) (metri
 		m["loss"] = loss
 	}
 	if !o.Generate {
+		if !s.ranks().lead() {
+			return nil, nil, nil, nil
+		}
 		return m, nil, nil, nil
 	}
-	texts, err := s.Greedy(ctx, exs)
+	texts, err := s.greedyShared(ctx, exs)
 	if err != nil {
 		return nil, nil, nil, err
+	}
+	if !s.ranks().lead() {
+		return nil, nil, texts, nil
 	}
 	recs := make([]data.Record, len(exs))
 	for i, ex := range exs {
@@ -75,39 +87,117 @@ func (s *Setup) Evaluate(ctx context.Context, ds *Dataset, o EvalOptions) (metri
 	return m, &rep, texts, nil
 }
 
-// ValLoss is the token-mean NLL over the assistant targets of exs.
+// ranks is the Setup's team (one process when it has none).
+func (s *Setup) ranks() *team {
+	if s.team == nil {
+		s.team, _ = newTeam(nil, 1)
+	}
+	return s.team
+}
+
+// nllSum is a share's part of the validation loss.
+type nllSum struct {
+	NLL float64
+	N   int
+}
+
+// ValLoss is the token-mean NLL over the assistant targets of exs: batches
+// of optim.batch_size, longest first, dealt over the ranks' shares (the
+// same value on every rank).
 func (s *Setup) ValLoss(exs []Example) (float64, error) {
 	idx := make([]int, len(exs))
 	for i := range idx {
 		idx[i] = i
 	}
 	sort.SliceStable(idx, func(a, b int) bool { return len(exs[idx[a]].IDs) > len(exs[idx[b]].IDs) })
+	t := s.ranks()
+	sums := make([]nllSum, t.shares)
+	var err error
 	bs := max(1, s.Config.Optim.BatchSize)
-	var nll float64
-	var n int
-	for lo := 0; lo < len(idx); lo += bs {
-		batch := idx[lo:min(lo+bs, len(idx))]
-		seqs := make([][]int32, len(batch))
-		for b, i := range batch {
-			seqs[b] = exs[i].IDs
+	for _, c := range t.deal(bs, t.split(len(idx), bs)) {
+		if !t.holds(c.share) {
+			continue
 		}
-		lp, err := s.Model.LogProbs(seqs, true)
-		if err != nil {
-			return 0, fmt.Errorf("validation loss: %w", err)
+		seqs := make([][]int32, len(c.at))
+		for b, at := range c.at {
+			seqs[b] = exs[idx[at]].IDs
 		}
-		for b, i := range batch {
-			for t, on := range exs[i].Mask {
+		lp, e := s.Model.LogProbs(seqs, true)
+		if e != nil {
+			err = fmt.Errorf("validation loss: %w", e)
+			break
+		}
+		sum := &sums[c.share]
+		for b, at := range c.at {
+			for t, on := range exs[idx[at]].Mask {
 				if on && t > 0 {
-					nll -= float64(lp[b][t])
-					n++
+					sum.NLL -= float64(lp[b][t])
+					sum.N++
 				}
 			}
 		}
+	}
+	all, err := shareValues(t, err, mine(t, sums))
+	if err != nil {
+		return 0, err
+	}
+	var nll float64
+	var n int
+	for _, p := range all {
+		nll += p.NLL
+		n += p.N
 	}
 	if n == 0 {
 		return math.NaN(), nil
 	}
 	return nll / float64(n), nil
+}
+
+// greedyShared is Greedy with the examples dealt over the ranks' shares:
+// every rank gets every text.
+func (s *Setup) greedyShared(ctx context.Context, exs []Example) ([]string, error) {
+	t := s.ranks()
+	if t.shares == 1 {
+		return s.Greedy(ctx, exs)
+	}
+	pos := t.byShare(t.split(len(exs), max(1, s.Config.Optim.BatchSize)))
+	var mine []Example
+	var counts []int
+	for sh, at := range pos {
+		if t.holds(sh) {
+			for _, i := range at {
+				mine = append(mine, exs[i])
+			}
+			counts = append(counts, len(at))
+		}
+	}
+	var texts []string
+	var err error
+	if len(mine) > 0 {
+		texts, err = s.Greedy(ctx, mine)
+	}
+	if err == nil && len(texts) != len(mine) {
+		err = fmt.Errorf("evaluate: %d texts for %d examples", len(texts), len(mine))
+	}
+	parts := make([][]string, len(counts))
+	for i, n := range counts {
+		if err == nil {
+			parts[i], texts = texts[:n], texts[n:]
+		}
+	}
+	all, err := shareValues(t, err, parts)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, len(exs))
+	for sh, p := range all {
+		for k, text := range p {
+			if k < len(pos[sh]) {
+				out[pos[sh][k]] = text
+			}
+		}
+	}
+	return out, nil
 }
 
 // Greedy returns one greedy response text per example (its prompt ids),

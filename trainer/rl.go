@@ -19,6 +19,12 @@ package trainer
 //	            model.Step each; gradients accumulate over a mini-batch's
 //	            micro-batches with mini-batch-wide loss weights (rl/loss.go).
 //
+// Data parallel (team.go, rl_dist.go): the step's prompts are dealt over
+// the ranks' shares with their G rollouts; each rank rolls out, scores and
+// runs the model on its shares' items, every rank holds the host view of
+// every item (samples, rewards, values) so that advantages, loss_agg and
+// metrics are global, and each mini-batch's gradients are all-reduced.
+//
 // Dropout. The RL recipes train with LoRA dropout 0 whatever lora.dropout
 // says (as TRL's disable_dropout and verl), so the training forward of the
 // first mini-batch computes exactly the rollout's log-probs (ρ = 1).
@@ -32,6 +38,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/argrl/argrl/dist"
+	"github.com/argrl/argrl/kernels"
 	"github.com/argrl/argrl/model"
 	"github.com/argrl/argrl/reward"
 	"github.com/argrl/argrl/rollout"
@@ -52,6 +60,10 @@ type RLOptions struct {
 	// StopAfter > 0 ends the loop after that step without a final
 	// checkpoint, as a kill would (tests).
 	StopAfter int
+	// Comm is this process's rank of a data-parallel run (nil: one
+	// process), Backend the one opened for it (nil: model.backend's).
+	Comm    dist.Comm
+	Backend kernels.Backend
 }
 
 // RLResult summarizes a finished run.
@@ -71,6 +83,7 @@ type item struct {
 	res     *reward.Result
 	shaping float64 // added to res.Reward before the advantages (overlong.mode penalty)
 	roll    rl.Rollout
+	share   int // the step's share holding it (team.go)
 }
 
 // rlSpec is what GRPO or PPO asks of the shared setup.
@@ -103,6 +116,7 @@ func newRLRun(cfg config.Config, o RLOptions, spec rlSpec) (r *rlRun, err error)
 	r = &rlRun{rlSpec: spec, res: &RLResult{}}
 	defer func() {
 		if err != nil {
+			err = settle(o.Comm, err)
 			r.close()
 			r = nil
 		}
@@ -117,12 +131,12 @@ func newRLRun(cfg config.Config, o RLOptions, spec rlSpec) (r *rlRun, err error)
 		fmt.Fprintf(log, "%s: lora.dropout %g is not used: RL trains without dropout so that ρ = 1 on-policy\n", algo, cfg.LoRA.Dropout)
 		cfg.LoRA.Dropout = 0
 	}
-	if r.Run, err = ClaimRun(cfg, RunOptions{Name: algo, Resume: o.Resume, Log: log}); err != nil {
+	if r.Run, err = ClaimRun(cfg, RunOptions{Name: algo, Resume: o.Resume, Log: log, Comm: o.Comm}); err != nil {
 		return nil, fmt.Errorf("%s: %w", algo, err)
 	}
 
 	// ---- model, tokenizer, data; the SFT adapter merged or kept trainable.
-	scfg, so := cfg, SetupOptions{ValueHead: spec.critic, Log: log}
+	scfg, so := cfg, SetupOptions{ValueHead: spec.critic, Log: log, Comm: o.Comm, Backend: o.Backend}
 	kept := cfg.Init.Adapter != "" && !cfg.Init.Merge
 	if kept {
 		so.Adapter = cfg.Init.Adapter
@@ -149,7 +163,8 @@ func newRLRun(cfg config.Config, o RLOptions, spec rlSpec) (r *rlRun, err error)
 	s.Config = cfg
 	s.Model.Dir = cfg.Model.Path
 	P := cfg.Optim.BatchSize * cfg.Optim.GradAccum
-	if r.eng, err = rollout.New(s.Model, rollout.Options{Batch: max(r.g, min(64, P*r.g)), MaxLen: cfg.Model.MaxLen, Tokenizer: s.Tokenizer}); err != nil {
+	held := r.team.per * ((P + r.team.shares - 1) / r.team.shares) // the most prompts a rank rolls out
+	if r.eng, err = rollout.New(s.Model, rollout.Options{Batch: max(r.g, min(64, held*r.g)), MaxLen: cfg.Model.MaxLen, Tokenizer: s.Tokenizer}); err != nil {
 		return nil, fmt.Errorf("%s: %w", algo, err)
 	}
 	r.params = rollout.Params{G: r.g, Temperature: float32(cfg.Rollout.Temperature), TopP: float32(cfg.Rollout.TopP),
@@ -233,12 +248,16 @@ func valueHead(s *Setup) []*model.Param {
 
 // rollOut samples r.g responses for each of the step's prompts (rollout
 // seed: a hash of run.seed, the step and, for dynamic sampling's further
-// batches, the batch) and returns them group by group.
+// batches, the batch) and returns them group by group. Each rank samples
+// its shares' prompts; every rank gets every group.
 func (r *rlRun) rollOut(ctx context.Context, step, batch int, recs []int, m metrics.Metrics) ([]*item, error) {
 	t0 := time.Now()
 	exs := r.Setup.Train.Examples
-	prompts := make([]rollout.Prompt, len(recs))
-	for i, k := range recs {
+	shares := r.team.split(len(recs), r.Config.Optim.BatchSize)
+	held := r.team.heldPositions(shares)
+	prompts := make([]rollout.Prompt, len(held))
+	for i, at := range held {
+		k := recs[at]
 		prompts[i] = rollout.Prompt{ID: exs[k].Rec.ID, IDs: exs[k].IDs[:exs[k].PromptLen]}
 	}
 	p := r.params
@@ -251,20 +270,28 @@ func (r *rlRun) rollOut(ctx context.Context, step, batch int, recs []int, m metr
 			return nil, err
 		}
 	}
-	groups, err := r.eng.Generate(ctx, prompts, p)
+	var groups []*rollout.Group
+	var err error
+	if len(prompts) > 0 {
+		if groups, err = r.eng.Generate(ctx, prompts, p); err != nil {
+			err = fmt.Errorf("rollout: %w", err)
+		}
+	}
+	samples, err := r.team.spreadGroups(err, shares, held, groups)
 	if err != nil {
-		return nil, fmt.Errorf("rollout: %w", err)
+		return nil, err
 	}
 	var items []*item
 	var lens []int
 	var trunc []bool
 	newTok := 0
-	for gi, g := range groups {
-		ex := &exs[recs[gi]]
-		for _, smp := range g.Samples {
-			seq := append(append([]int32(nil), g.PromptIDs...), smp.IDs...)
-			items = append(items, &item{ex: ex, sample: smp, seq: seq, start: len(g.PromptIDs),
-				roll: rl.Rollout{OldLP: smp.LogProbs}})
+	for at, smps := range samples {
+		ex := &exs[recs[at]]
+		prompt := ex.IDs[:ex.PromptLen]
+		for _, smp := range smps {
+			seq := append(append([]int32(nil), prompt...), smp.IDs...)
+			items = append(items, &item{ex: ex, sample: smp, seq: seq, start: len(prompt),
+				roll: rl.Rollout{OldLP: smp.LogProbs}, share: shares[at]})
 			lens = append(lens, len(smp.IDs))
 			trunc = append(trunc, smp.Finish != rollout.FinishStop)
 			newTok += len(smp.IDs)
@@ -276,17 +303,29 @@ func (r *rlRun) rollOut(ctx context.Context, step, batch int, recs []int, m metr
 	return items, nil
 }
 
-// score computes every rollout's reward.
+// score computes every rollout's reward: each rank scores its shares'
+// rollouts, and every rank gets every reward.
 func (r *rlRun) score(ctx context.Context, items []*item, m metrics.Metrics) ([]float64, error) {
 	t0 := time.Now()
 	rewards := make([]float64, len(items))
 	results := make([]*reward.Result, len(items))
-	for i, it := range items {
-		res, err := r.rw.Score(ctx, it.ex.Rec, it.sample.Text)
-		if err != nil {
-			return nil, fmt.Errorf("reward %s on %s: %w", r.rw.Name(), it.ex.Rec.ID, err)
+	var err error
+	for _, it := range items {
+		if !r.team.holds(it.share) {
+			continue
 		}
-		it.res, results[i], rewards[i] = res, res, res.Reward
+		if it.res, err = r.rw.Score(ctx, it.ex.Rec, it.sample.Text); err != nil {
+			err = fmt.Errorf("reward %s on %s: %w", r.rw.Name(), it.ex.Rec.ID, err)
+			break
+		}
+	}
+	err = spread(r.team, err, items, func(it *item) resultWire { return toWire(it.res) },
+		func(it *item, w resultWire) { it.res = fromWire(w) })
+	if err != nil {
+		return nil, err
+	}
+	for i, it := range items {
+		results[i], rewards[i] = it.res, it.res.Reward
 	}
 	rl.RewardMetrics(m, results, r.g)
 	m["time_reward_s"] = time.Since(t0).Seconds()
@@ -317,47 +356,58 @@ func (r *rlRun) reference(items []*item, m metrics.Metrics) error {
 		return nil
 	}
 	t0 := time.Now()
-	seqs, tok := make([][]int32, len(items)), 0
-	for i, it := range items {
-		seqs[i] = it.seq
+	tok := 0
+	for _, it := range items {
 		tok += len(it.seq)
 	}
-	lp, err := r.ref.LogProbs(seqs, r.micro())
-	if err != nil {
-		return err
-	}
-	for i, it := range items {
-		it.roll.RefLP = lp[i][it.start:]
+	for _, held := range r.team.heldShares(items) { // this rank's items only
+		seqs := make([][]int32, len(held))
+		for i, it := range held {
+			seqs[i] = it.seq
+		}
+		lp, err := r.ref.LogProbs(seqs, r.micro())
+		if err != nil {
+			return err
+		}
+		for i, it := range held {
+			it.roll.RefLP = lp[i][it.start:]
+		}
 	}
 	dt := time.Since(t0).Seconds()
 	m["time_ref_s"], m["ref_tokens_per_s"] = dt, float64(tok)/dt
 	return nil
 }
 
-// values fills OldV with the critic's values before the update (PPO).
+// values fills OldV with the critic's values before the update (PPO): each
+// rank runs its shares' items, and every rank gets every item's values.
 func (r *rlRun) values(items []*item) error {
-	return r.forwardEach(items, "values", func(o *model.Outputs, b int, it *item) error {
+	err := r.forwardEach(items, "values", func(o *model.Outputs, b int, it *item) error {
 		it.roll.OldV = append([]float32(nil), o.Values[b][it.start-1:len(it.seq)-1]...)
 		return nil
 	})
+	return spread(r.team, err, items, func(it *item) []float32 { return it.roll.OldV },
+		func(it *item, v []float32) { it.roll.OldV = v })
 }
 
 // forwardEach runs the policy's forward (adapters on, no gradient) over
-// items in micro-batches and hands each item its row b of the outputs.
+// the items this rank holds, in micro-batches dealt as the step's shares
+// (team.go), and hands each item its row b of the outputs. The caller
+// spreads what it stores to the other ranks.
 func (r *rlRun) forwardEach(items []*item, what string, each func(o *model.Outputs, b int, it *item) error) error {
-	ch := r.micro()
-	for i := 0; i < len(items); i += ch {
-		part := items[i:min(i+ch, len(items))]
-		seqs := make([][]int32, len(part))
-		for b, it := range part {
-			seqs[b] = it.seq
+	for _, c := range r.team.deal(r.micro(), shareOf(items)) {
+		if !r.team.holds(c.share) {
+			continue
+		}
+		seqs := make([][]int32, len(c.at))
+		for b, at := range c.at {
+			seqs[b] = items[at].seq
 		}
 		o, err := r.Setup.Model.Forward(seqs, true)
 		if err != nil {
 			return fmt.Errorf("%s: %w", what, err)
 		}
-		for b, it := range part {
-			if err := each(o, b, it); err != nil {
+		for b, at := range c.at {
+			if err := each(o, b, items[at]); err != nil {
 				return err
 			}
 		}
@@ -390,25 +440,12 @@ func (r *rlRun) update(items []*item, obj rl.Objective, step int, lr float64, m 
 			if err != nil {
 				return err
 			}
-			r.Setup.Model.ZeroGrad()
-			var st rl.LossStats
-			for mlo := 0; mlo < len(mini); mlo += r.micro() {
-				part := mini[mlo:min(mlo+r.micro(), len(mini))]
-				seqs := make([][]int32, len(part))
-				specs := make([]rl.Seq, len(part))
-				for b, it := range part {
-					seqs[b], specs[b] = it.seq, rl.Seq{Start: it.start, R: &it.roll, Agg: mlo + b}
-					tokens += len(it.seq)
-				}
-				err := r.Setup.Model.Step(seqs, func(o *model.Outputs) (*model.Grads, error) {
-					// o.Values is nil without a value head (GRPO).
-					dlp, dv, s, err := obj.Grads(specs, agg, o.LogProbs, o.Entropy, o.Values)
-					st.Add(s)
-					return &model.Grads{LogProbs: dlp, Values: dv}, err
-				})
-				if err != nil {
-					return fmt.Errorf("update: %w", err)
-				}
+			st, err := r.miniBatch(mini, obj, agg)
+			if err != nil {
+				return err
+			}
+			for _, it := range mini {
+				tokens += len(it.seq)
 			}
 			norm, err := optim.ClipGradNorm(r.Setup.Backend, r.Opt.Params(), r.Config.Optim.GradClip)
 			if err != nil {
@@ -448,7 +485,8 @@ type advantages func(items []*item, rewards []float64, m metrics.Metrics) ([]*it
 // sample the step's prompts, roll out and score them, advantages, reference
 // log-probs, the clipped-surrogate updates of obj, then log, evaluate and
 // checkpoint. stopAfter > 0 ends it after that step, as a kill would.
-func (r *rlRun) loop(ctx context.Context, stopAfter int, obj rl.Objective, adv advantages) (*RLResult, error) {
+func (r *rlRun) loop(ctx context.Context, stopAfter int, obj rl.Objective, adv advantages) (_ *RLResult, err error) {
+	defer func() { err = r.team.settle(err) }() // every rank ends with any rank's failure
 	for step := r.Done + 1; step <= r.Total; step++ {
 		if stopAfter > 0 && step > stopAfter {
 			break
@@ -496,6 +534,7 @@ func (r *rlRun) loop(ctx context.Context, stopAfter int, obj rl.Objective, adv a
 // evaluation and checkpoint.
 func (r *rlRun) endStep(ctx context.Context, step int, sb batch.StepBatch, m metrics.Metrics, items []*item, t0 time.Time) error {
 	m["time_step_s"] = time.Since(t0).Seconds()
+	r.team.takeTimes(m)
 	newTok := 0
 	for _, it := range items {
 		newTok += len(it.sample.IDs)
@@ -519,7 +558,7 @@ func (r *rlRun) endStep(ctx context.Context, step int, sb batch.StepBatch, m met
 func (r *rlRun) evaluate(ctx context.Context, step int) (metrics.Metrics, error) {
 	s := r.Setup
 	e, _, texts, err := s.Evaluate(ctx, s.Val, EvalOptions{Max: r.Config.Data.ValMax, Generate: true})
-	if err != nil {
+	if err != nil || e == nil { // e is nil on ranks > 0: rank 0 scores
 		return nil, err
 	}
 	var sum float64

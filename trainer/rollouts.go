@@ -11,11 +11,11 @@ import (
 // recordRollouts writes a bounded sample of the step's rollouts to
 // RUN/rollouts/step-NNNNNN.jsonl (metrics/rollouts.go) at the steps that
 // evaluate: every eval_every steps and the last step. It is what the run
-// report shows for the last evaluated checkpoint. items are in group order
+// report shows for the last evaluated checkpoint; rank 0 writes it. items are in group order
 // (r.g consecutive rollouts per prompt), after the recipe's advantages.
 func (r *rlRun) recordRollouts(step int, items []*item) error {
 	last := step == r.Total
-	if !last && (r.Config.EvalEvery <= 0 || step%r.Config.EvalEvery != 0) {
+	if !r.team.lead() || (!last && (r.Config.EvalEvery <= 0 || step%r.Config.EvalEvery != 0)) {
 		return nil
 	}
 	var groups []metrics.RolloutGroup

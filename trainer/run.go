@@ -34,9 +34,18 @@ package trainer
 // *Interrupted error (exit status 130 or 143); a second one exits at once.
 //
 // The config hash in trainer_state.json covers every key except run.dir and
-// the checkpoint section (which do not change the trajectory); resuming
-// with a different hash prints a warning, since the continuation is then
-// not the uninterrupted run.
+// the checkpoint and dist sections (which do not change the trajectory;
+// the share count, which changes its rounding, is kept in the state
+// itself); resuming with a different hash prints a warning, since the
+// continuation is then not the uninterrupted run.
+//
+// Data parallelism (team.go): with several ranks, rank 0 alone takes the
+// lock, repairs the directory, picks the checkpoint to resume and writes
+// config.yaml, metrics.jsonl, the checkpoints, best/ and rollouts/; the
+// other ranks never write into the run directory: they read the
+// checkpoint rank 0 picked, so it must be on a file system every rank
+// sees. After Resume every rank holds rank 0's trainable weights
+// (broadcast). A signal to any rank stops every rank after the same step.
 
 import (
 	"context"
@@ -52,7 +61,9 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/argrl/argrl/dist"
 	"github.com/argrl/argrl/internal/atomicfile"
+	"github.com/argrl/argrl/kernels"
 	"github.com/argrl/argrl/trainer/batch"
 	"github.com/argrl/argrl/trainer/ckpt"
 	"github.com/argrl/argrl/trainer/config"
@@ -68,6 +79,9 @@ type RunOptions struct {
 	Name   string    // sft | grpo | ppo: the prefix of messages
 	Resume bool      // continue from checkpoint.resume_from or RUN/checkpoints/latest
 	Log    io.Writer // warnings and messages (nil: discarded)
+	// Comm is this process's rank of a data-parallel run (nil: one
+	// process); see team.go.
+	Comm dist.Comm
 }
 
 // A Part is recipe state that a checkpoint holds in files of its own,
@@ -99,6 +113,8 @@ type Run struct {
 	Saved      string            // the newest checkpoint this process wrote
 
 	name      string
+	team      *team
+	latest    string // ranks > 0: the checkpoint rank 0's `latest` names
 	lock      *ckpt.Lock
 	stop      *stopper
 	savedStep int // the step of Saved (0: none)
@@ -120,23 +136,88 @@ func ClaimRun(cfg config.Config, o RunOptions) (*Run, error) {
 	if warn == nil {
 		warn = io.Discard
 	}
-	dir := cfg.Run.Dir
-	if dir == "" {
-		return nil, fmt.Errorf("key \"run.dir\" is empty")
-	}
-	if err := os.MkdirAll(dir, atomicfile.DirMode); err != nil {
-		return nil, fmt.Errorf("run: %w", err)
-	}
-	lock, err := ckpt.LockRun(dir)
+	t, err := newTeam(o.Comm, cfg.Dist.Shares)
 	if err != nil {
-		return nil, fmt.Errorf("run: %w", err)
+		return nil, err
 	}
-	r := &Run{Dir: dir, Config: cfg, Log: warn, name: o.Name, lock: lock}
-	if err := r.claim(o); err != nil {
+	r := &Run{Dir: cfg.Run.Dir, Config: cfg, Log: warn, name: o.Name, team: t}
+	if t.lead() {
+		err = r.take(o)
+	}
+	if t.size() > 1 {
+		err = r.shareClaim(err)
+	}
+	if err != nil {
 		r.Close()
 		return nil, err
 	}
+	if d := t.describe(); d != "" {
+		fmt.Fprintf(warn, "%s: data parallel: %s\n", o.Name, d)
+	}
 	return r, nil
+}
+
+// take is rank 0's part of ClaimRun: the directory, its lock, the claim.
+func (r *Run) take(o RunOptions) error {
+	if r.Dir == "" {
+		return fmt.Errorf("key \"run.dir\" is empty")
+	}
+	if err := os.MkdirAll(r.Dir, atomicfile.DirMode); err != nil {
+		return fmt.Errorf("run: %w", err)
+	}
+	lock, err := ckpt.LockRun(r.Dir)
+	if err != nil {
+		return fmt.Errorf("run: %w", err)
+	}
+	r.lock = lock
+	return r.claim(o)
+}
+
+// claimInfo is what rank 0's claim tells the other ranks.
+type claimInfo struct {
+	Resume string `json:"resume"` // the checkpoint directory to resume ("": none)
+	Latest string `json:"latest"` // the name `latest` holds
+}
+
+// shareClaim gives every rank rank 0's claim (err: its failure): the
+// other ranks verify and read the checkpoint it picked. It also makes
+// sure every rank runs the same config.
+func (r *Run) shareClaim(err error) error {
+	t := r.team
+	var msg []byte
+	if err == nil && t.lead() {
+		info := claimInfo{}
+		if r.Resumed != nil {
+			info.Resume, err = filepath.Abs(r.Resumed.Dir)
+		}
+		if err == nil {
+			info.Latest, err = r.Ckpt.Latest()
+		}
+		if err == nil {
+			msg, err = json.Marshal(info)
+		}
+	}
+	hashes, err := t.gather(err, []byte(ConfigHash(r.Config)))
+	if err != nil {
+		return err
+	}
+	for rank, h := range hashes {
+		if string(h) != string(hashes[0]) {
+			return fmt.Errorf("run: rank %d's config differs from rank 0's (config hash %s, rank 0 %s): every rank must run the same config", rank, h, hashes[0])
+		}
+	}
+	got, err := t.comm.BroadcastBytes(0, msg)
+	if err == nil && !t.lead() {
+		var info claimInfo
+		if err = json.Unmarshal(got, &info); err == nil && info.Resume != "" {
+			r.Resumed, err = ckpt.OpenDir(info.Resume, -1)
+			if err == nil {
+				r.bestSeen, r.bestStep = r.Resumed.State.BestMetric, r.Resumed.State.BestStep
+			}
+		}
+		r.latest = info.Latest
+	}
+	return t.sync(err)
 }
 
 // OpenRun is ClaimRun followed at once by the run's files (config.yaml,
@@ -146,6 +227,9 @@ func OpenRun(cfg config.Config, o RunOptions) (*Run, error) {
 	if err != nil {
 		return nil, err
 	}
+	if !r.team.lead() {
+		return r, nil
+	}
 	if err := r.openFiles(); err != nil {
 		r.Close()
 		return nil, err
@@ -153,7 +237,7 @@ func OpenRun(cfg config.Config, o RunOptions) (*Run, error) {
 	return r, nil
 }
 
-// claim is ClaimRun once the lock is held.
+// claim is rank 0's ClaimRun once the lock is held.
 func (r *Run) claim(o RunOptions) error {
 	cfg, dir, warn := r.Config, r.Dir, r.Log
 	if _, err := atomicfile.RemoveStale(dir, ConfigFile); err != nil {
@@ -207,6 +291,7 @@ func (r *Run) Close() error {
 	if r.Opt != nil {
 		r.Opt.Free()
 	}
+	r.team.free()
 	var err error
 	if r.Metrics != nil {
 		err = r.Metrics.Close()
@@ -235,7 +320,7 @@ func scheduleConfig(c config.OptimConfig) optim.ScheduleConfig {
 // checkpoint and restored by Resume, in this order, after the model files.
 func (r *Run) Prepare(s *Setup, lengths []int, parts ...Part) error {
 	cfg := r.Config
-	if r.Metrics == nil {
+	if r.Metrics == nil && r.team.lead() {
 		if err := r.openFiles(); err != nil {
 			return err
 		}
@@ -258,14 +343,42 @@ func (r *Run) Prepare(s *Setup, lengths []int, parts ...Part) error {
 
 // stateExtra is trainer_state.json's "extra".
 type stateExtra struct {
-	DropoutCounter uint64 `json:"dropout_counter"` // model.Step calls so far
+	DropoutCounter uint64 `json:"dropout_counter"` // model.Step calls so far (every rank's)
+	// Ranks and Shares are the data-parallel split that wrote it (0: one
+	// process, one share).
+	Ranks  int `json:"ranks,omitempty"`
+	Shares int `json:"shares,omitempty"`
 }
 
 // Resume restores, when the run continues a checkpoint, everything Prepare
 // built and EndStep saves: the model files, the parts, the optimizer, the
 // Batcher's position, the dropout counter and the token count. A changed
-// schedule is reported. It then starts the progress line.
+// schedule is reported. With several ranks every rank reads the
+// checkpoint, then receives rank 0's trainable weights. It then starts the
+// progress line.
 func (r *Run) Resume() error {
+	err := r.restore()
+	if t := r.team; t.size() > 1 {
+		if err = t.sync(err); err == nil {
+			ws := make([]kernels.Buffer, 0, len(r.Opt.Params()))
+			for _, p := range r.Opt.Params() {
+				ws = append(ws, p.W)
+			}
+			if err = t.comm.Broadcast(r.Setup.Backend, 0, ws...); err != nil {
+				err = fmt.Errorf("broadcast of the trainable weights: %w", err)
+			}
+		}
+	}
+	if err != nil {
+		return err
+	}
+	r.Progress = metrics.NewProgress(r.Log, r.Total, r.Done)
+	r.stop = watchSignals(r.Log, r.name)
+	return nil
+}
+
+// restore is Resume's checkpoint part.
+func (r *Run) restore() error {
 	if ck := r.Resumed; ck != nil {
 		st := ck.State
 		if err := r.Setup.LoadModel(ck.Dir); err != nil {
@@ -287,14 +400,16 @@ func (r *Run) Resume() error {
 			return fmt.Errorf("resume from %s: %s: extra: %w", ck.Dir, ckpt.StateFile, err)
 		}
 		r.Setup.Model.SetDropoutCounter(ex.DropoutCounter)
+		if was := max(ex.Shares, 1); was != r.team.shares {
+			fmt.Fprintf(r.Log, "%s: note: %s was written summing %d shares per step, this run sums %d: the continuation matches an uninterrupted run to float32 rounding, not bit for bit (dist.shares: %d on %d ranks or on one process reproduces it)\n",
+				r.name, ck.Name, was, r.team.shares, was, was)
+		}
 		if !reflect.DeepEqual(st.Scheduler, r.Sched) {
 			fmt.Fprintf(r.Log, "%s: warning: the schedule changed since %s (%+v, now %+v)\n", r.name, ck.Name, st.Scheduler, r.Sched)
 		}
 		r.Done, r.TokensSeen = st.Step, st.TokensSeen
 		fmt.Fprintf(r.Log, "%s: resuming from %s (step %d of %d)\n", r.name, ck.Dir, r.Done, r.Total)
 	}
-	r.Progress = metrics.NewProgress(r.Log, r.Total, r.Done)
-	r.stop = watchSignals(r.Log, r.name)
 	return nil
 }
 
@@ -319,11 +434,16 @@ func (r *Run) Next(ctx context.Context, step int) (batch.StepBatch, error) {
 // checkpoint.best_metric. The train and eval lines precede the checkpoint
 // (metrics.jsonl's resume rule). When a signal arrived during the step, it
 // then makes sure a checkpoint holds the step and returns *Interrupted.
+// With several ranks every rank calls it (evaluate is collective); rank 0
+// alone logs and writes, evaluate returning nil metrics elsewhere.
 func (r *Run) EndStep(ctx context.Context, step int, sb batch.StepBatch, m metrics.Metrics, tokens int, evaluate func(ctx context.Context, step int) (metrics.Metrics, error)) error {
 	cfg := r.Config
+	lead := r.team.lead()
 	m["epoch"] = float64(sb.Epoch) + float64(sb.Index+1)/float64(r.Batches.StepsPerEpoch())
-	if err := r.Metrics.Log("train", step, m); err != nil {
-		return err
+	if lead {
+		if err := r.Metrics.Log("train", step, m); err != nil {
+			return err
+		}
 	}
 	r.Progress.Step(step, m, tokens)
 	best, last := false, step == r.Total
@@ -332,10 +452,12 @@ func (r *Run) EndStep(ctx context.Context, step int, sb batch.StepBatch, m metri
 		if err != nil {
 			return fmt.Errorf("step %d: %w", step, err)
 		}
-		if err := r.Metrics.Log("eval", step, e); err != nil {
-			return err
+		if lead {
+			if err := r.Metrics.Log("eval", step, e); err != nil {
+				return err
+			}
+			best = r.Improved(step, e)
 		}
-		best = r.Improved(step, e)
 	}
 	if (cfg.Checkpoint.Every > 0 && step%cfg.Checkpoint.Every == 0) || last || best {
 		if err := r.checkpoint(step, best); err != nil {
@@ -345,12 +467,22 @@ func (r *Run) EndStep(ctx context.Context, step int, sb batch.StepBatch, m metri
 	return r.interrupted(step)
 }
 
-// checkpoint saves the state after step (see Resume for what it holds).
+// checkpoint saves the state after step (see Resume for what it holds);
+// ranks > 0 only note the checkpoint rank 0 writes.
 func (r *Run) checkpoint(step int, best bool) error {
+	if !r.team.lead() {
+		r.Saved = filepath.Join(r.Dir, ckpt.CheckpointsDir, ckpt.StepName(step))
+		r.latest, r.savedStep = ckpt.StepName(step), step
+		return nil
+	}
 	epoch, cursor := r.Batches.Position()
 	st := ckpt.TrainerState{Step: step, Epoch: epoch, Cursor: cursor, Scheduler: r.Sched, TokensSeen: r.TokensSeen}
+	ex := stateExtra{DropoutCounter: r.Setup.Model.DropoutCounter()}
+	if r.team.size() > 1 || r.team.shares > 1 {
+		ex.Ranks, ex.Shares = r.team.size(), r.team.shares
+	}
 	var err error
-	if st.Extra, err = json.Marshal(stateExtra{DropoutCounter: r.Setup.Model.DropoutCounter()}); err != nil {
+	if st.Extra, err = json.Marshal(ex); err != nil {
 		return fmt.Errorf("step %d: %w", step, err)
 	}
 	snap := ckpt.Snapshot{State: st, Model: r.Setup.SaveModel, Optimizer: r.Opt, Best: best}
@@ -404,15 +536,19 @@ func (r *Run) Save(s ckpt.Snapshot) (string, error) {
 // CheckFinite is the NaN guard with this run's newest checkpoint named in
 // the error.
 func (r *Run) CheckFinite(step int, m metrics.Metrics, keys ...string) error {
-	latest, _ := r.Ckpt.Latest()
+	latest := r.latest
+	if r.Ckpt != nil {
+		latest, _ = r.Ckpt.Latest()
+	}
 	return metrics.CheckFinite(step, m, latest, keys...)
 }
 
 // ConfigHash is "sha256:<hex>" of the config's YAML without run.dir and
-// the checkpoint section.
+// the checkpoint and dist sections.
 func ConfigHash(c config.Config) string {
 	c.Run.Dir = ""
 	c.Checkpoint = config.CheckpointConfig{}
+	c.Dist = config.DistConfig{}
 	b, err := yaml.Marshal(c)
 	if err != nil { // a plain struct of scalars and lists always marshals
 		return "sha256:?"

@@ -36,6 +36,7 @@ import (
 
 	"github.com/argrl/argrl/data"
 	"github.com/argrl/argrl/data/format"
+	"github.com/argrl/argrl/dist"
 	"github.com/argrl/argrl/kernels"
 	"github.com/argrl/argrl/model"
 	"github.com/argrl/argrl/model/chat"
@@ -88,6 +89,12 @@ type SetupOptions struct {
 	NoModel bool
 	// Log receives warnings and the setup summary (nil: discarded).
 	Log io.Writer
+	// Comm is this process's rank of a data-parallel run (nil: one
+	// process): Evaluate splits its work over the ranks (team.go).
+	Comm dist.Comm
+	// Backend replaces model.backend's (cmd/train opens one per rank with
+	// dist.OpenBackend, the Comm above moving its buffers).
+	Backend kernels.Backend
 }
 
 // Setup is a recipe's resolved configuration: the loaded model, tokenizer,
@@ -105,6 +112,7 @@ type Setup struct {
 	MaxLen    int      // the sequence cap: model.max_len
 
 	log io.Writer
+	team *team // the ranks Evaluate splits its work over
 }
 
 // NewSetup builds everything cfg describes; see the file header.
@@ -114,6 +122,9 @@ func NewSetup(cfg config.Config, o SetupOptions) (s *Setup, err error) {
 		log = io.Discard
 	}
 	s = &Setup{Config: cfg, MaxLen: cfg.Model.MaxLen, log: log}
+	if s.team, err = newTeam(o.Comm, cfg.Dist.Shares); err != nil {
+		return nil, err
+	}
 	defer func() {
 		if err != nil {
 			s.Close()
@@ -170,8 +181,12 @@ func NewSetup(cfg config.Config, o SetupOptions) (s *Setup, err error) {
 		return nil, err
 	}
 	var chosen string
-	if s.Backend, chosen, err = kernels.Choose(cfg.Model.Backend); err != nil {
-		return nil, fmt.Errorf(`key "model.backend": %w`, err)
+	if s.Backend = o.Backend; s.Backend == nil {
+		if s.Backend, chosen, err = kernels.Choose(cfg.Model.Backend); err != nil {
+			return nil, fmt.Errorf(`key "model.backend": %w`, err)
+		}
+	} else {
+		chosen = s.Backend.Name()
 	}
 	fmt.Fprintf(log, "setup: backend %s\n", chosen)
 	if cfg.Model.MaxLen > mc.MaxPositions {

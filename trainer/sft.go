@@ -34,6 +34,11 @@ package trainer
 // micro-batch give the same update as 8 micro-batches of one (TRL's
 // average_tokens_across_devices behaviour, not a mean of micro-batch means).
 //
+// Data parallel (team.go): the step's sequences are dealt over the ranks'
+// shares, each rank runs the micro-batches of its shares with the step's
+// global N (every rank knows every record of the step), and the gradients
+// are all-reduced before the clip; the logged loss sums every share's.
+//
 // Where it departs from the papers: paper 001 trains with TRL's defaults,
 // where the loss is a mean per micro-batch averaged over accumulation steps;
 // here it is the per-step token mean above. The first warmed-up update has
@@ -47,6 +52,8 @@ import (
 	"os"
 	"time"
 
+	"github.com/argrl/argrl/dist"
+	"github.com/argrl/argrl/kernels"
 	"github.com/argrl/argrl/model"
 	"github.com/argrl/argrl/trainer/batch"
 	"github.com/argrl/argrl/trainer/config"
@@ -61,6 +68,10 @@ type SFTOptions struct {
 	// AfterBackward (tests) sees the model and the step's metrics after the
 	// backward pass, before the NaN guard and the optimizer step.
 	AfterBackward func(s *Setup, step int, m metrics.Metrics)
+	// Comm is this process's rank of a data-parallel run (nil: one
+	// process), Backend the one opened for it (nil: model.backend's).
+	Comm    dist.Comm
+	Backend kernels.Backend
 }
 
 // SFTResult summarizes a finished run.
@@ -73,6 +84,11 @@ type SFTResult struct {
 
 // SFT runs supervised fine-tuning as cfg describes.
 func SFT(ctx context.Context, cfg config.Config, o SFTOptions) (*SFTResult, error) {
+	res, err := sft(ctx, cfg, o)
+	return res, settle(o.Comm, err)
+}
+
+func sft(ctx context.Context, cfg config.Config, o SFTOptions) (*SFTResult, error) {
 	log := o.Log
 	if log == nil {
 		log = os.Stderr
@@ -80,12 +96,12 @@ func SFT(ctx context.Context, cfg config.Config, o SFTOptions) (*SFTResult, erro
 
 	// ---- setup: run directory (locked), data, model, optimizer, batches,
 	// schedule; resume.
-	run, err := ClaimRun(cfg, RunOptions{Name: "sft", Resume: o.Resume, Log: log})
+	run, err := ClaimRun(cfg, RunOptions{Name: "sft", Resume: o.Resume, Log: log, Comm: o.Comm})
 	if err != nil {
 		return nil, fmt.Errorf("sft: %w", err)
 	}
 	defer run.Close()
-	s, err := NewSetup(cfg, SetupOptions{Log: log})
+	s, err := NewSetup(cfg, SetupOptions{Log: log, Comm: o.Comm, Backend: o.Backend})
 	if err != nil {
 		return nil, fmt.Errorf("sft: %w", err)
 	}
@@ -119,7 +135,7 @@ func SFT(ctx context.Context, cfg config.Config, o SFTOptions) (*SFTResult, erro
 			return res, fmt.Errorf("sft: %w", err)
 		}
 		t0 := time.Now()
-		loss, tokens, err := sftStep(s.Model, train, sb)
+		loss, tokens, err := sftStep(run.team, s, run.Opt.Params(), train, sb)
 		if err != nil {
 			return res, fmt.Errorf("sft: step %d: %w", step, err)
 		}
@@ -139,7 +155,9 @@ func SFT(ctx context.Context, cfg config.Config, o SFTOptions) (*SFTResult, erro
 			return res, fmt.Errorf("sft: step %d: %w", step, err)
 		}
 		run.TokensSeen += int64(tokens)
-		m["tokens_per_s"] = float64(tokens) / time.Since(t0).Seconds()
+		dt := time.Since(t0).Seconds()
+		m["tokens_per_s"], m["time_step_s"] = float64(tokens)/dt, dt
+		run.team.takeTimes(m)
 		res.Steps, res.Loss = step, loss
 
 		// ---- log, evaluate, checkpoint.
@@ -159,12 +177,14 @@ func SFT(ctx context.Context, cfg config.Config, o SFTOptions) (*SFTResult, erro
 	return res, nil
 }
 
-// sftStep runs forward and backward over the step's micro-batches and
-// leaves ∂L/∂W in the trainable params' G, with L the step's token-mean
-// NLL (file header). It returns L and the number of tokens processed.
-func sftStep(m *model.Model, exs []Example, sb batch.StepBatch) (float64, int, error) {
+// sftStep runs forward and backward over the step's micro-batches (with
+// several ranks, those of this rank's shares; every rank then holds the
+// sum) and leaves ∂L/∂W in params' G, with L the step's token-mean NLL
+// (file header). It returns L and the number of tokens of the step.
+func sftStep(t *team, s *Setup, params []*model.Param, exs []Example, sb batch.StepBatch) (float64, int, error) {
+	recs := sb.Records()
 	n, tokens := 0, 0
-	for _, i := range sb.Records() {
+	for _, i := range recs {
 		n += exs[i].Targets
 		tokens += len(exs[i].IDs)
 	}
@@ -172,21 +192,26 @@ func sftStep(m *model.Model, exs []Example, sb batch.StepBatch) (float64, int, e
 		return 0, 0, errors.New("no target tokens in the step (an encoding bug)")
 	}
 	inv := 1 / float64(n)
-	m.ZeroGrad()
-	var nll float64
-	for _, mb := range sb.Micro {
-		seqs := make([][]int32, len(mb))
-		for b, i := range mb {
-			seqs[b] = exs[i].IDs
+	m := s.Model
+	B := s.Config.Optim.BatchSize
+	chunks := t.deal(B, t.split(len(recs), B))
+	base := m.DropoutCounter()
+	nll := make([]float64, t.shares) // per share
+	err := t.accumulate(s.Backend, params, chunks, func(j int) error {
+		c := chunks[j]
+		seqs := make([][]int32, len(c.at))
+		for b, at := range c.at {
+			seqs[b] = exs[recs[at]].IDs
 		}
-		err := m.Step(seqs, func(o *model.Outputs) (*model.Grads, error) {
-			g := &model.Grads{LogProbs: make([][]float32, len(mb))}
-			for b, i := range mb {
-				ex := &exs[i]
+		m.SetDropoutCounter(base + uint64(j))
+		return m.Step(seqs, func(o *model.Outputs) (*model.Grads, error) {
+			g := &model.Grads{LogProbs: make([][]float32, len(c.at))}
+			for b, at := range c.at {
+				ex := &exs[recs[at]]
 				row := make([]float32, len(ex.IDs))
 				for t := 1; t < len(ex.IDs); t++ {
 					if ex.Mask[t] {
-						nll -= float64(o.LogProbs[b][t])
+						nll[c.share] -= float64(o.LogProbs[b][t])
 						row[t] = float32(-inv)
 					}
 				}
@@ -194,11 +219,17 @@ func sftStep(m *model.Model, exs []Example, sb batch.StepBatch) (float64, int, e
 			}
 			return g, nil
 		})
-		if err != nil {
-			return 0, 0, err
-		}
+	})
+	m.SetDropoutCounter(base + uint64(len(chunks)))
+	all, err := shareValues(t, err, mine(t, nll))
+	if err != nil {
+		return 0, 0, err
 	}
-	return nll * inv, tokens, nil
+	var sum float64
+	for _, v := range all {
+		sum += v
+	}
+	return sum * inv, tokens, nil
 }
 
 // evalSchedule says when validation runs: "every 50 steps and at the

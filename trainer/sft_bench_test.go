@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/argrl/argrl/dist"
 	"github.com/argrl/argrl/kernels"
 	"github.com/argrl/argrl/model"
 	"github.com/argrl/argrl/trainer/batch"
@@ -69,8 +70,11 @@ func BenchmarkSFTStep(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer opt.Free()
+	cfg := config.Default()
+	cfg.Optim.BatchSize = B
+	s, one := &Setup{Config: cfg, Model: m, Backend: be}, &team{comm: dist.Single(), shares: 1, per: 1}
 	step := func() {
-		if _, _, err := sftStep(m, exs, sb); err != nil {
+		if _, _, err := sftStep(one, s, params, exs, sb); err != nil {
 			b.Fatal(err)
 		}
 		if _, err := optim.ClipGradNorm(be, params, 1.0); err != nil {

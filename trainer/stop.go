@@ -97,11 +97,15 @@ func (s *stopper) close() {
 	s.ch = nil
 }
 
-// interrupted returns nil when no signal arrived. Otherwise it makes sure
-// a checkpoint holds the state after step (the steps done so far) and
+// interrupted returns nil when no signal arrived (at any rank: the ranks
+// agree, so that all stop after the same step). Otherwise it makes sure a
+// checkpoint holds the state after step (the steps done so far) and
 // returns the *Interrupted error that ends the run.
 func (r *Run) interrupted(step int) error {
-	sig := r.stop.signal()
+	sig, err := r.team.signal(r.stop.signal())
+	if err != nil {
+		return err
+	}
 	if sig == 0 {
 		return nil
 	}

@@ -37,7 +37,7 @@ func rlCommand(algo, short, long string, run func(context.Context, config.Config
 	cmd := &cobra.Command{
 		Use:   algo + " --config F [--set k=v]... [--resume | --resume-from step-NNNNNN] [--debug-template]",
 		Short: short,
-		Long:  long,
+		Long:  long + "\n\nbin/train-mpi (make build-mpi) under mpirun or srun trains data-parallel,\none rank per process (README.md).",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := loadRunConfig(algo, &f)
@@ -53,15 +53,19 @@ func rlCommand(algo, short, long string, run func(context.Context, config.Config
 			if f.debugTemplate {
 				return printDebugTemplate(cmd, cfg)
 			}
-			res, err := run(cmd.Context(), cfg, trainer.RLOptions{Resume: f.resume, Log: cmd.ErrOrStderr()})
+			rk, err := openRanks(cmd, cfg)
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.ErrOrStderr(), "%s: done: %d steps; last checkpoint %s\n", algo, res.Steps, res.Checkpoint)
-			if res.Best != nil {
-				fmt.Fprintf(cmd.ErrOrStderr(), "%s: best validation %s %.4f in %s/best\n", algo, cfg.Checkpoint.BestMetric, *res.Best, cfg.Run.Dir)
+			res, err := run(cmd.Context(), cfg, trainer.RLOptions{Resume: f.resume, Log: rk.log, Comm: rk.comm, Backend: rk.be})
+			if err != nil {
+				return rk.close(err)
 			}
-			return nil
+			fmt.Fprintf(rk.log, "%s: done: %d steps; last checkpoint %s\n", algo, res.Steps, res.Checkpoint)
+			if res.Best != nil {
+				fmt.Fprintf(rk.log, "%s: best validation %s %.4f in %s/best\n", algo, cfg.Checkpoint.BestMetric, *res.Best, cfg.Run.Dir)
+			}
+			return rk.close(nil)
 		},
 	}
 	addRunFlags(cmd, &f)

@@ -26,7 +26,10 @@ TID/TSA/ACA/ALC/FCM rates from greedy generation), checkpoints in
 run.dir/checkpoints and the best one in run.dir/best.
 
 Kill it at any moment and continue with --resume: the continuation is
-bit-identical to a run that never stopped.`,
+bit-identical to a run that never stopped.
+
+bin/train-mpi (make build-mpi) under mpirun or srun trains data-parallel,
+one rank per process (README.md).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := loadRunConfig("sft", &f)
@@ -36,14 +39,18 @@ bit-identical to a run that never stopped.`,
 			if f.debugTemplate {
 				return printDebugTemplate(cmd, cfg)
 			}
-			res, err := trainer.SFT(cmd.Context(), cfg, trainer.SFTOptions{Resume: f.resume, Log: cmd.ErrOrStderr()})
+			rk, err := openRanks(cmd, cfg)
 			if err != nil {
 				return err
 			}
-			if res.Best != nil {
-				fmt.Fprintf(cmd.ErrOrStderr(), "sft: best validation %s %.4f in %s/best\n", cfg.Checkpoint.BestMetric, *res.Best, cfg.Run.Dir)
+			res, err := trainer.SFT(cmd.Context(), cfg, trainer.SFTOptions{Resume: f.resume, Log: rk.log, Comm: rk.comm, Backend: rk.be})
+			if err != nil {
+				return rk.close(err)
 			}
-			return nil
+			if res.Best != nil {
+				fmt.Fprintf(rk.log, "sft: best validation %s %.4f in %s/best\n", cfg.Checkpoint.BestMetric, *res.Best, cfg.Run.Dir)
+			}
+			return rk.close(nil)
 		},
 	}
 	addRunFlags(cmd, &f)

@@ -55,7 +55,7 @@ for seed in $DRAWS; do
 	# The probe: English requests of a base corpus drawn with a seed no
 	# base-model stage used (stages used 1-8), none seen in training.
 	bin/train data synth --seed $((1000 + seed)) --out "$DATA/probe" --sizes "train=0,val=0,test=0,base=$((PROBE * 8))" 2>/dev/null
-	grep -F '"lang":"en"' "$DATA/probe/base.jsonl" | head -n "$PROBE" >"$DATA/probe.en.jsonl"
+	grep -m "$PROBE" -F '"lang":"en"' "$DATA/probe/base.jsonl" >"$DATA/probe.en.jsonl"
 
 	# evaluate STAGE FILES... [-- train-eval flags]: FILES are split.lang names.
 	evaluate() {
@@ -88,8 +88,9 @@ for seed in $DRAWS; do
 	lap "draw $seed: evaluate the base model"
 	evaluate base "${ALL[@]}"
 
-	fit sft sft configs/reproduce/sft.yaml
-	SFT=$RUNS/sft/checkpoints/step-000125 # the end of epoch 1: the epoch-fixed SFT
+	EPOCH=$(((TRAIN + 15) / 16)) # optimizer steps per epoch: batch_size 8 × grad_accum 2
+	fit sft sft configs/reproduce/sft.yaml --set checkpoint.every=$EPOCH
+	SFT=$RUNS/sft/checkpoints/$(printf 'step-%06d' $EPOCH) # the end of epoch 1: the epoch-fixed SFT
 	evaluate sft "${ES[@]}" -- --adapter "$SFT"
 	evaluate sft-best "${ALL[@]}" -- --adapter "$RUNS/sft/best"
 

@@ -51,6 +51,7 @@ type Config struct {
 	TIS             TISConfig             `yaml:"tis"`
 	Init            InitConfig            `yaml:"init"`
 	Checkpoint      CheckpointConfig      `yaml:"checkpoint"`
+	Dist            DistConfig            `yaml:"dist"`
 }
 
 // RunConfig names the run directory and its seed.
@@ -257,6 +258,23 @@ type CheckpointConfig struct {
 	BestMetric string `yaml:"best_metric"`
 }
 
+// DistConfig: data-parallel training (mpirun or srun -n N bin/train-mpi;
+// docs/design.md, "Data parallelism"). A run on one process ignores
+// timeout_s and reads shares.
+type DistConfig struct {
+	// Shares is the number of parts each step's work is dealt into and
+	// whose gradients are summed one after the other, a part at a time
+	// (0: one per rank). It must be a multiple of the rank count. One
+	// process with shares: N sums exactly as N ranks do, so its weights
+	// are byte-identical to theirs (and a checkpoint of N ranks continues
+	// bit for bit on one).
+	Shares int `yaml:"shares"`
+	// TimeoutS bounds every collective (seconds): how long a rank may wait
+	// for the slowest one (an evaluation or a checkpoint that rank 0 alone
+	// writes included) before the job is aborted.
+	TimeoutS float64 `yaml:"timeout_s"`
+}
+
 // Default returns every key's default (docs/contracts.md §5–§6, paper 001's SFT
 // hyper-parameters, paper 000's sampling).
 func Default() Config {
@@ -280,6 +298,7 @@ func Default() Config {
 		Checkpoint:      CheckpointConfig{Every: 100, KeepLast: 3, BestMetric: "fcm"},
 		DynamicSampling: DynamicSamplingConfig{MaxBatches: 4},
 		Overlong:        OverlongConfig{Mode: "none", Buffer: 64, Penalty: 1},
+		Dist:            DistConfig{TimeoutS: 600},
 	}
 }
 
@@ -361,6 +380,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Checkpoint.Every < 0 || c.Checkpoint.KeepLast < 0 || c.Data.BucketWindow < 0 {
 		errs = append(errs, "keys \"checkpoint.every\", \"checkpoint.keep_last\" and \"data.bucket_window\" must be ≥ 0")
+	}
+	if c.Dist.Shares < 0 || !(c.Dist.TimeoutS > 0) {
+		errs = append(errs, fmt.Sprintf("keys \"dist.shares\" (≥ 0, 0: one per rank) and \"dist.timeout_s\" (> 0): got %d and %v", c.Dist.Shares, c.Dist.TimeoutS))
 	}
 	if r := c.Checkpoint.ResumeFrom; r != "" {
 		if _, ok := ckpt.ParseStepName(r); !ok {

@@ -1,0 +1,162 @@
+package trainer
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/argrl/argrl/dist"
+	"github.com/argrl/argrl/kernels"
+	"github.com/argrl/argrl/model"
+)
+
+// fakeComm is rank `rank` of `size` whose Check returns `check` (and
+// counts the calls); no other collective is used by these tests.
+type fakeComm struct {
+	dist.Comm
+	rank, size int
+	check      error
+	checks     int
+}
+
+func (f *fakeComm) Rank() int { return f.rank }
+func (f *fakeComm) Size() int { return f.size }
+func (f *fakeComm) Check(error) error {
+	f.checks++
+	return f.check
+}
+
+// The split rule: whole micro-batches dealt over the shares when there are
+// enough of them, records dealt otherwise; one share is the Batcher's
+// micro-batches as they are.
+func TestTeamSplitDeal(t *testing.T) {
+	one, _ := newTeam(nil, 1)
+	two, _ := newTeam(nil, 2)
+	for _, c := range []struct {
+		t       *team
+		n, size int
+		shares  []int
+		chunks  [][]int
+	}{
+		{one, 7, 3, []int{0, 0, 0, 0, 0, 0, 0}, [][]int{{0, 1, 2}, {3, 4, 5}, {6}}},
+		{two, 8, 4, []int{0, 0, 0, 0, 1, 1, 1, 1}, [][]int{{0, 1, 2, 3}, {4, 5, 6, 7}}},
+		{two, 8, 2, []int{0, 0, 1, 1, 0, 0, 1, 1}, [][]int{{0, 1}, {4, 5}, {2, 3}, {6, 7}}},
+		{two, 5, 2, []int{0, 0, 1, 1, 0}, [][]int{{0, 1}, {4}, {2, 3}}},
+		{two, 3, 4, []int{0, 1, 0}, [][]int{{0, 2}, {1}}}, // one micro-batch for two shares
+	} {
+		sh := c.t.split(c.n, c.size)
+		if !reflect.DeepEqual(sh, c.shares) {
+			t.Errorf("S=%d split(%d, %d) = %v, want %v", c.t.shares, c.n, c.size, sh, c.shares)
+		}
+		var got [][]int
+		for _, ch := range c.t.deal(c.size, sh) {
+			got = append(got, ch.at)
+			if sh[ch.at[0]] != ch.share {
+				t.Errorf("chunk %v labelled share %d", ch.at, ch.share)
+			}
+		}
+		if !reflect.DeepEqual(got, c.chunks) {
+			t.Errorf("S=%d deal(%d, split(%d)) = %v, want %v", c.t.shares, c.size, c.n, got, c.chunks)
+		}
+	}
+}
+
+// dist.shares must be a multiple of the ranks; rank r holds its block.
+func TestTeamShares(t *testing.T) {
+	tm, err := newTeam(&fakeComm{rank: 1, size: 2}, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var held []int
+	for s := range tm.shares {
+		if tm.holds(s) {
+			held = append(held, s)
+		}
+	}
+	if !reflect.DeepEqual(held, []int{2, 3}) || !reflect.DeepEqual(mine(tm, []string{"a", "b", "c", "d"}), []string{"c", "d"}) {
+		t.Errorf("rank 1 of 2 with 4 shares holds %v", held)
+	}
+	if tm, _ := newTeam(&fakeComm{size: 3}, 0); tm.shares != 3 || tm.per != 1 {
+		t.Errorf("shares 0 on 3 ranks: %d shares, %d per rank", tm.shares, tm.per)
+	}
+	if _, err := newTeam(&fakeComm{size: 2}, 3); err == nil || !strings.Contains(err.Error(), `"dist.shares": 3 is not a multiple of the 2 ranks`) {
+		t.Errorf("3 shares on 2 ranks: %v", err)
+	}
+}
+
+// One process with two shares sums each share on its own and adds the
+// sums: ((v0+v1) + (v2+v3)), which in float32 differs from the running sum
+// of one share.
+func TestTeamAccumulateShares(t *testing.T) {
+	be := kernels.NewCPU()
+	p := &model.Param{Name: "w", Shape: []int{1}, W: be.Alloc(kernels.F32, 1), G: be.Alloc(kernels.F32, 1)}
+	params := []*model.Param{p}
+	const tiny = 1.0 / (1 << 24)
+	vals := []float32{1, tiny, tiny, tiny}
+	run := func(shares int) float32 {
+		tm, err := newTeam(nil, shares)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer tm.free()
+		chunks := tm.deal(1, tm.split(len(vals), 1))
+		add := be.Alloc(kernels.F32, 1)
+		defer be.Free(add)
+		be.Fill(p.G, 42) // accumulate zeroes first
+		err = tm.accumulate(be, params, chunks, func(j int) error {
+			be.CopyIn(add, vals[chunks[j].at[0]:chunks[j].at[0]+1])
+			be.AXPBY(p.G, p.G, add, 1, 1, 1)
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := make([]float32, 1)
+		be.CopyOut(out, p.G)
+		return out[0]
+	}
+	// Shares 0 and 1 of 4 records in micro-batches of 1: records 0, 2 and 1, 3.
+	want1 := ((vals[0] + vals[1]) + vals[2]) + vals[3]
+	want2 := (vals[0] + vals[2]) + (vals[1] + vals[3])
+	if want1 == want2 {
+		t.Fatal("the test values do not tell the sums apart")
+	}
+	if g := run(1); g != want1 {
+		t.Errorf("one share: %v, want %v", g, want1)
+	}
+	if g := run(2); g != want2 {
+		t.Errorf("two shares: %v, want %v", g, want2)
+	}
+}
+
+// settle: a rank's own failure that every failing rank shares comes back
+// once as its own error; another rank's comes back as that rank's; an
+// error already shared needs no collective and loses what this rank was
+// doing when it learned it.
+func TestSettle(t *testing.T) {
+	own := errors.New("step 2: loss is NaN")
+	c := &fakeComm{rank: 1, size: 2, check: &dist.RankError{Rank: 1, Msg: own.Error()}}
+	got := (&team{comm: c}).settle(own)
+	if !errors.Is(got, own) || !Shared(got) || got.Error() != own.Error() {
+		t.Errorf("own failure: %v (shared %v)", got, Shared(got))
+	}
+	other := &dist.RankError{Rank: 0, Msg: "disk full"}
+	c = &fakeComm{rank: 1, size: 2, check: other}
+	if got := (&team{comm: c}).settle(nil); got != other {
+		t.Errorf("rank 0's failure: %v", got)
+	}
+	c = &fakeComm{rank: 0, size: 2}
+	if got := (&team{comm: c}).settle(fmt.Errorf("sft: step 3: %w", other)); got != other || c.checks != 0 {
+		t.Errorf("shared failure: %v after %d checks", got, c.checks)
+	}
+	both := errors.Join(&dist.RankError{Rank: 0, Msg: "a"}, &dist.RankError{Rank: 1, Msg: "b"})
+	c = &fakeComm{rank: 0, size: 2, check: both}
+	if got := (&team{comm: c}).settle(errors.New("a")); got != both {
+		t.Errorf("two failures: %v", got)
+	}
+	if got := (&team{comm: &fakeComm{size: 2}}).settle(nil); got != nil {
+		t.Errorf("no failure: %v", got)
+	}
+}
