@@ -111,7 +111,7 @@ type Setup struct {
 	Val       *Dataset // nil without data.val
 	MaxLen    int      // the sequence cap: model.max_len
 
-	log io.Writer
+	log  io.Writer
 	team *team // the ranks Evaluate splits its work over
 }
 
