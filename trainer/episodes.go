@@ -75,6 +75,13 @@ func (r *rlRun) setupEpisodes(cfg config.Config, s *Setup, log io.Writer) error 
 	if err != nil {
 		return fmt.Errorf("key \"rollout.env\": %w", err)
 	}
+	if name := cfg.Rollout.Env.Name; name != "http" { // a server of your own may run any record
+		for _, ex := range s.Train.Examples {
+			if ex.Rec.Env != nil && ex.Rec.Env.Name != name {
+				return fmt.Errorf("key \"rollout.env.name\" is %s, but record %s of %s runs in %s (its env.name)", name, ex.Rec.ID, s.Train.Path, ex.Rec.Env.Name)
+			}
+		}
+	}
 	traj, err := reward.NewTrajectory(r.rw, e, cfg.Reward.Trajectory)
 	if err != nil {
 		return fmt.Errorf("key \"reward.trajectory\": %w", err)

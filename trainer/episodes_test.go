@@ -10,6 +10,7 @@ import (
 
 	"github.com/argrl/argrl/data"
 	"github.com/argrl/argrl/rollout"
+	"github.com/argrl/argrl/trainer/config"
 	"github.com/argrl/argrl/trainer/metrics"
 	"github.com/argrl/argrl/trainer/rl"
 )
@@ -312,11 +313,36 @@ func TestMultiTurnAlgorithmsRun(t *testing.T) {
 }
 
 // A config that asks for multi-turn rollouts with an http environment it
-// cannot build fails before any work, naming the key.
+// cannot build, or with another environment than its records', fails
+// before any step, naming the key.
 func TestMultiTurnBadEnvironment(t *testing.T) {
 	cfg := tinyShipped(t, "grpo-multiturn-tiny", "rollout.env.name=http", "rollout.env.url=ftp://x")
 	_, err := GRPO(context.Background(), cfg, RLOptions{Log: &bytes.Buffer{}})
 	if err == nil || !strings.Contains(err.Error(), `"rollout.env"`) {
 		t.Errorf("GRPO with an ftp environment: %v", err)
 	}
+	cfg = tinyShipped(t, "grpo-multiturn-tiny", "rollout.env.name=bfcl")
+	_, err = GRPO(context.Background(), cfg, RLOptions{Log: &bytes.Buffer{}})
+	if err == nil || !strings.Contains(err.Error(), `"rollout.env.name" is bfcl, but record mt-train-00000-dine_calendar`) {
+		t.Errorf("GRPO with the bfcl environment on synth records: %v", err)
+	}
+}
+
+// Episodes are reproducible through the trainer: 2 steps straight equal 1
+// step (checkpointed, then stopped as a kill would) + --resume, byte for
+// byte (adapter, optimizer, state) and in every metric.
+func TestMultiTurnResumeBitIdentical(t *testing.T) {
+	sets := []string{"optim.max_steps=2", "eval_every=0", "checkpoint.every=1", "checkpoint.keep_last=0"}
+	a, b := tinyShipped(t, "grpo-multiturn-tiny", sets...), tinyShipped(t, "grpo-multiturn-tiny", sets...)
+	run := func(cfg config.Config, o RLOptions) {
+		var log bytes.Buffer
+		o.Log = &log
+		if _, err := GRPO(context.Background(), cfg, o); err != nil {
+			t.Fatalf("%v\n%s", err, log.String())
+		}
+	}
+	run(a, RLOptions{})
+	run(b, RLOptions{StopAfter: 1})
+	run(b, RLOptions{Resume: true})
+	sameRun(t, a.Run.Dir, b.Run.Dir, 2, false)
 }

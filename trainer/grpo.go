@@ -28,6 +28,10 @@ package trainer
 //     zero_std_frac logs how often that happens;
 //   - no dropout during RL (rl.go), so the first ratio is 1.
 //
+// With rollout.max_turns > 1 every rollout is a multi-turn episode
+// (episodes.go): the same group advantages, from the trajectory reward, on
+// its sampled tokens, β on the argument values of all its turns.
+//
 // The variants of docs/contracts.md §5 plug in here: adv.estimator (rloo,
 // reinforce++) and adv.per_part (GDPO) choose the advantages
 // (rl/estimators.go), is_level: sequence the GSPO ratio (rl/loss.go);

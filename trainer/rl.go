@@ -25,6 +25,11 @@ package trainer
 // every item (samples, rewards, values) so that advantages, loss_agg and
 // metrics are global, and each mini-batch's gradients are all-reduced.
 //
+// Multi-turn (rollout.max_turns > 1, episodes.go): a rollout is an
+// episode of several assistant turns with the environment's answers in
+// between; only its sampled tokens are trained (rl.Rollout.Mask) and the
+// trajectory reward scores it.
+//
 // Dropout. The RL recipes train with LoRA dropout 0 whatever lora.dropout
 // says (as TRL's disable_dropout and verl), so the training forward of the
 // first mini-batch computes exactly the rollout's log-probs (ρ = 1).
