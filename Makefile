@@ -16,7 +16,8 @@ vet:
 test: vet
 	$(GO) test ./...
 
-# Long tests: GRPO/PPO learn a synthetic task; a random 7B-shaped bf16
+# Long tests: GRPO/PPO learn a synthetic task, multi-turn GRPO learns the
+# synthetic dialogues from the demo's base model; a random 7B-shaped bf16
 # checkpoint (15 GB, generated, never committed) scores within 1.2x its size
 # in resident memory. Skipped unless ARGRL_LONG is set.
 test-long:

@@ -5,5 +5,7 @@
 // pieces they call live in subpackages: config, ckpt, optim, batch,
 // metrics and rl. Each recipe also runs data-parallel on the ranks of a
 // dist.Comm (team.go: the split of a step, the reductions, the failures).
-// See docs/design.md for a GRPO step end to end.
+// GRPO and PPO roll out multi-turn episodes with tool execution when
+// rollout.max_turns > 1 (episodes.go). See docs/design.md for a GRPO step
+// end to end.
 package trainer

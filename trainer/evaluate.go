@@ -245,3 +245,42 @@ func langRates(m metrics.Metrics, recs []data.Record, outs []*reward.Outcome) {
 		m["tid."+lang], m["tsa."+lang], m["aca."+lang], m["alc."+lang], m["fcm."+lang] = r.TID, r.TSA, r.ACA, r.ALC, r.FCM
 	}
 }
+
+// evaluate runs the shared validation (loss, greedy generation,
+// docs/contracts.md §3 rates), adds the reward of the greedy responses
+// (multi-turn: of greedy episodes, episodes.go) and prints the eval line.
+func (r *rlRun) evaluate(ctx context.Context, step int) (metrics.Metrics, error) {
+	s := r.Setup
+	e, _, texts, err := s.Evaluate(ctx, s.Val, EvalOptions{Max: r.Config.Data.ValMax, Generate: true})
+	if err != nil || e == nil { // e is nil on ranks > 0: rank 0 scores
+		return nil, err
+	}
+	if r.mt != nil {
+		err = r.evalEpisodes(ctx, e)
+	} else {
+		err = r.evalResponses(ctx, e, texts)
+	}
+	if err != nil {
+		return nil, err
+	}
+	r.Progress.Printf("eval step %d: reward %.3f  TID %.3f TSA %.3f ACA %.3f ALC %.3f FCM %.3f", step,
+		e["reward_mean"], e["tid"], e["tsa"], e["aca"], e["alc"], e["fcm"])
+	return e, nil
+}
+
+// evalResponses adds the mean reward of the greedy validation responses
+// texts to e.
+func (r *rlRun) evalResponses(ctx context.Context, e metrics.Metrics, texts []string) error {
+	var sum float64
+	for i, t := range texts {
+		res, err := r.rw.Score(ctx, r.Setup.Val.Examples[i].Rec, t)
+		if err != nil {
+			return fmt.Errorf("eval reward: %w", err)
+		}
+		sum += res.Reward
+	}
+	if len(texts) > 0 {
+		e["reward_mean"] = sum / float64(len(texts))
+	}
+	return nil
+}

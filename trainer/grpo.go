@@ -28,6 +28,10 @@ package trainer
 //     zero_std_frac logs how often that happens;
 //   - no dropout during RL (rl.go), so the first ratio is 1.
 //
+// With rollout.max_turns > 1 every rollout is a multi-turn episode
+// (episodes.go): the same group advantages, from the trajectory reward, on
+// its sampled tokens, β on the argument values of all its turns.
+//
 // The variants of docs/contracts.md §5 plug in here: adv.estimator (rloo,
 // reinforce++) and adv.per_part (GDPO) choose the advantages
 // (rl/estimators.go), is_level: sequence the GSPO ratio (rl/loss.go);
@@ -51,21 +55,25 @@ func GRPO(ctx context.Context, cfg config.Config, o RLOptions) (*RLResult, error
 		return nil, err
 	}
 	defer r.close()
-	G, beta := r.g, cfg.TokenWeight.Beta
+	beta := cfg.TokenWeight.Beta
 	// The objective per response token (rl/loss.go), with ρ = π/π_old:
 	// ℓ_t = −min(ρÂ, clip(ρ, 1−ε_lo, 1+ε_hi)Â) + kl.coef·KL_t(π, π_ref).
 	obj := rl.Objective{EpsLow: cfg.Clip.EpsLow, EpsHigh: cfg.Clip.EpsHigh, KLCoef: cfg.KL.Coef, KL: cfg.KL.Estimator,
 		SeqLevel: cfg.IsLevel == "sequence"}
 	spec := rl.AdvSpec{Estimator: cfg.Adv.Estimator, NormByStd: cfg.Adv.NormByStd, Delta: cfg.Adv.Delta, PerPart: cfg.Adv.PerPart}
+	return r.loop(ctx, o.StopAfter, obj, r.groupAdvantages(spec, beta))
+}
 
-	return r.loop(ctx, o.StopAfter, obj, func(items []*item, rewards []float64, m metrics.Metrics) ([]*item, error) {
-		// ---- group-normalized advantages (adv.estimator, adv.per_part),
-		// then β on argument-value tokens.
+// groupAdvantages is GRPO's own part of a step: group-normalized
+// advantages (adv.estimator, adv.per_part), then β on argument-value
+// tokens (of every turn of a multi-turn rollout).
+func (r *rlRun) groupAdvantages(spec rl.AdvSpec, beta float64) advantages {
+	return func(items []*item, rewards []float64, m metrics.Metrics) ([]*item, error) {
 		lens, terms, err := advInputs(items, spec.PerPart, r.rw.Name())
 		if err != nil {
 			return nil, err
 		}
-		adv, err := rl.Advantages(spec, rewards, G, lens, terms)
+		adv, err := rl.Advantages(spec, rewards, r.g, lens, terms)
 		if err != nil {
 			return nil, err
 		}
@@ -77,10 +85,10 @@ func GRPO(ctx context.Context, cfg config.Config, o RLOptions) (*RLResult, error
 		}
 		rl.AdvantageMetrics(m, rolls)
 		return r.trainable(items), nil
-	})
+	}
 }
 
-// advInputs returns each rollout's response length and, for adv.per_part,
+// advInputs returns each rollout's sampled length and, for adv.per_part,
 // its reward terms (reward.Result.Terms, with the overlong penalty as the
 // term "overlong" when there is one).
 func advInputs(items []*item, perPart bool, rewardName string) ([]int, []map[string]float64, error) {
@@ -90,7 +98,7 @@ func advInputs(items []*item, perPart bool, rewardName string) ([]int, []map[str
 		terms = make([]map[string]float64, len(items))
 	}
 	for i, it := range items {
-		lens[i] = len(it.sample.IDs)
+		lens[i] = sampledLen(&it.sample)
 		if !perPart {
 			continue
 		}

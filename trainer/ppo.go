@@ -59,20 +59,23 @@ func PPO(ctx context.Context, cfg config.Config, o RLOptions) (*RLResult, error)
 		if err := r.values(train); err != nil {
 			return nil, err
 		}
-		advs := make([][]float32, len(train))
+		// A multi-turn rollout's GAE, whitening and weights run over its
+		// sampled tokens alone (rl/mask.go): the environment's tokens are
+		// no actions, and have neither advantage nor value target.
+		advs, rets := make([][]float32, len(train)), make([][]float32, len(train))
 		rolls := make([]*rl.Rollout, len(train))
 		var vsum float64
 		for i, it := range train {
-			advs[i], it.roll.Ret = rl.GAE(it.roll.OldV, it.res.Reward+it.shaping, cfg.PPO.Gamma, cfg.PPO.Lambda)
+			advs[i], rets[i] = rl.GAE(rl.Pack(it.roll.OldV, it.roll.Mask), it.res.Reward+it.shaping, cfg.PPO.Gamma, cfg.PPO.Lambda)
 			vsum += float64(it.roll.OldV[0])
 		}
 		rl.Whiten(advs)
 		for i, it := range train {
-			w := rl.TokenWeights(it.sample.Offsets, it.res.Spans, beta)
+			w := rl.Pack(rl.TokenWeights(it.sample.Offsets, it.res.Spans, beta), it.roll.Mask)
 			for t := range advs[i] {
 				advs[i][t] *= w[t]
 			}
-			it.roll.Adv = advs[i]
+			it.roll.Adv, it.roll.Ret = rl.Unpack(advs[i], it.roll.Mask), rl.Unpack(rets[i], it.roll.Mask)
 			rolls[i] = &it.roll
 		}
 		rl.AdvantageMetrics(m, rolls)

@@ -25,6 +25,11 @@ package trainer
 // every item (samples, rewards, values) so that advantages, loss_agg and
 // metrics are global, and each mini-batch's gradients are all-reduced.
 //
+// Multi-turn (rollout.max_turns > 1, episodes.go): a rollout is an
+// episode of several assistant turns with the environment's answers in
+// between; only its sampled tokens are trained (rl.Rollout.Mask) and the
+// trajectory reward scores it.
+//
 // Dropout. The RL recipes train with LoRA dropout 0 whatever lora.dropout
 // says (as TRL's disable_dropout and verl), so the training forward of the
 // first mini-batch computes exactly the rollout's log-probs (ρ = 1).
@@ -102,6 +107,7 @@ type rlRun struct {
 	rw      reward.Reward
 	stu     *rl.Student // R2IF's CER student (nil: none)
 	ref     *rl.Reference
+	mt      *episodes // multi-turn rollouts (episodes.go); nil: one turn
 	res     *RLResult
 	cleanup []func() // run by close, last first
 }
@@ -185,6 +191,9 @@ func newRLRun(cfg config.Config, o RLOptions, spec rlSpec) (r *rlRun, err error)
 		if r.rw, err = reward.Get(cfg.Reward.Name, rc); err != nil {
 			return nil, fmt.Errorf("%s: key \"reward.name\": %w", algo, err)
 		}
+	}
+	if err := r.setupEpisodes(cfg, s, log); err != nil {
+		return nil, fmt.Errorf("%s: %w", algo, err)
 	}
 	if r.ref, err = rl.NewReference(cfg, s.Model, s.Backend, kept); err != nil {
 		return nil, fmt.Errorf("%s: %w", algo, err)
@@ -273,7 +282,7 @@ func (r *rlRun) rollOut(ctx context.Context, step, batch int, recs []int, m metr
 	var groups []*rollout.Group
 	var err error
 	if len(prompts) > 0 {
-		if groups, err = r.eng.Generate(ctx, prompts, p); err != nil {
+		if groups, err = r.generate(ctx, prompts, held, recs, p); err != nil {
 			err = fmt.Errorf("rollout: %w", err)
 		}
 	}
@@ -291,14 +300,15 @@ func (r *rlRun) rollOut(ctx context.Context, step, batch int, recs []int, m metr
 		for _, smp := range smps {
 			seq := append(append([]int32(nil), prompt...), smp.IDs...)
 			items = append(items, &item{ex: ex, sample: smp, seq: seq, start: len(prompt),
-				roll: rl.Rollout{OldLP: smp.LogProbs}, share: shares[at]})
-			lens = append(lens, len(smp.IDs))
-			trunc = append(trunc, smp.Finish != rollout.FinishStop)
-			newTok += len(smp.IDs)
+				roll: rl.Rollout{OldLP: smp.LogProbs, Mask: smp.Mask}, share: shares[at]})
+			lens = append(lens, sampledLen(&smp))
+			trunc = append(trunc, truncated(&smp))
+			newTok += sampledLen(&smp)
 		}
 	}
 	dt := time.Since(t0).Seconds()
 	rl.LengthMetrics(m, lens, trunc)
+	r.episodeMetrics(m, items)
 	m["time_rollout_s"], m["rollout_tokens_per_s"] = dt, float64(newTok)/dt
 	return items, nil
 }
@@ -314,7 +324,7 @@ func (r *rlRun) score(ctx context.Context, items []*item, m metrics.Metrics) ([]
 		if !r.team.holds(it.share) {
 			continue
 		}
-		if it.res, err = r.rw.Score(ctx, it.ex.Rec, it.sample.Text); err != nil {
+		if it.res, err = r.scoreItem(ctx, it); err != nil {
 			err = fmt.Errorf("reward %s on %s: %w", r.rw.Name(), it.ex.Rec.ID, err)
 			break
 		}
@@ -434,9 +444,9 @@ func (r *rlRun) update(items []*item, obj rl.Objective, step int, lr float64, m 
 			mini := items[lo:min(lo+mb, len(items))]
 			lens := make([]int, len(mini))
 			for i, it := range mini {
-				lens[i] = it.roll.Len()
+				lens[i] = it.roll.Tokens()
 			}
-			agg, err := rl.NewAggregation(r.Config.LossAgg, lens, r.Config.Rollout.MaxNewTokens)
+			agg, err := rl.NewAggregation(r.Config.LossAgg, lens, r.maxSampled())
 			if err != nil {
 				return err
 			}
@@ -537,7 +547,7 @@ func (r *rlRun) endStep(ctx context.Context, step int, sb batch.StepBatch, m met
 	r.team.takeTimes(m)
 	newTok := 0
 	for _, it := range items {
-		newTok += len(it.sample.IDs)
+		newTok += sampledLen(&it.sample)
 	}
 	r.res.Steps = step
 	r.res.Rewards = append(r.res.Rewards, m["reward_mean"])
@@ -550,29 +560,4 @@ func (r *rlRun) endStep(ctx context.Context, step int, sb batch.StepBatch, m met
 	err := r.EndStep(ctx, step, sb, m, newTok, r.evaluate)
 	r.res.Checkpoint = r.Saved
 	return err
-}
-
-// evaluate runs the shared validation (loss, greedy generation,
-// docs/contracts.md §3 rates), adds the reward of the greedy responses and
-// prints the eval line.
-func (r *rlRun) evaluate(ctx context.Context, step int) (metrics.Metrics, error) {
-	s := r.Setup
-	e, _, texts, err := s.Evaluate(ctx, s.Val, EvalOptions{Max: r.Config.Data.ValMax, Generate: true})
-	if err != nil || e == nil { // e is nil on ranks > 0: rank 0 scores
-		return nil, err
-	}
-	var sum float64
-	for i, t := range texts {
-		res, err := r.rw.Score(ctx, s.Val.Examples[i].Rec, t)
-		if err != nil {
-			return nil, fmt.Errorf("eval reward: %w", err)
-		}
-		sum += res.Reward
-	}
-	if len(texts) > 0 {
-		e["reward_mean"] = sum / float64(len(texts))
-	}
-	r.Progress.Printf("eval step %d: reward %.3f  TID %.3f TSA %.3f ACA %.3f ALC %.3f FCM %.3f", step,
-		e["reward_mean"], e["tid"], e["tsa"], e["aca"], e["alc"], e["fcm"])
-	return e, nil
 }

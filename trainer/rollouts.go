@@ -1,7 +1,6 @@
 package trainer
 
 import (
-	"encoding/json"
 	"fmt"
 
 	"github.com/argrl/argrl/trainer/metrics"
@@ -29,7 +28,7 @@ func (r *rlRun) recordRollouts(step int, items []*item) error {
 				break
 			}
 		}
-		gold, err := json.Marshal(rec.Calls)
+		gold, err := goldOf(rec)
 		if err != nil {
 			return fmt.Errorf("rollouts: %s: %w", rec.ID, err)
 		}
@@ -55,6 +54,11 @@ func rolloutSample(it *item, beta float64) metrics.RolloutSample {
 	}
 	if it.res != nil {
 		s.Weights = rl.TokenWeights(s.Offsets, it.res.Spans, beta)
+		for t := range s.Weights { // multi-turn: the environment's tokens are not trained
+			if it.roll.Mask != nil && !it.roll.Mask[t] {
+				s.Weights[t] = 0
+			}
+		}
 		s.Spans, s.Reward, s.Gate, s.Parts = it.res.Spans, it.res.Reward, it.res.Gate, it.res.Parts
 		l := it.res.Metrics
 		s.Levels = map[string]bool{"tid": l.TID, "tsa": l.TSA, "aca": l.ACA, "alc": l.ALC, "fcm": l.FCM}

@@ -29,7 +29,6 @@ import (
 
 	"github.com/argrl/argrl/model"
 	"github.com/argrl/argrl/reward"
-	"github.com/argrl/argrl/rollout"
 	"github.com/argrl/argrl/trainer/batch"
 	"github.com/argrl/argrl/trainer/metrics"
 	"github.com/argrl/argrl/trainer/rl"
@@ -96,11 +95,12 @@ func (r *rlRun) sample(ctx context.Context, step int, sb batch.StepBatch, m metr
 	results := make([]*reward.Result, len(smp.all))
 	var pen float64
 	for i, it := range smp.all {
-		lens[i], trunc[i], results[i] = len(it.sample.IDs), it.sample.Finish != rollout.FinishStop, it.res
+		lens[i], trunc[i], results[i] = sampledLen(&it.sample), truncated(&it.sample), it.res
 		newTok += lens[i]
 		pen += it.shaping
 	}
 	rl.LengthMetrics(m, lens, trunc)
+	r.episodeMetrics(m, smp.all)
 	rl.RewardMetrics(m, results, r.g)
 	m["time_rollout_s"], m["time_reward_s"] = tRoll, tReward
 	m["rollout_tokens_per_s"] = float64(newTok) / tRoll

@@ -319,6 +319,30 @@ func TestMPIRLRanks(t *testing.T) {
 	}
 }
 
+// Multi-turn GRPO (configs/grpo-multiturn-tiny.yaml): each of 2 ranks
+// rolls out and scores its share's episodes and every rank receives every
+// sample (without the turns' parses); the run ends with the adapter,
+// optimizer state and metrics of one process summing the same 2 shares.
+func TestMPIMultiTurnRanks(t *testing.T) {
+	dir := t.TempDir()
+	args := func(run string) []string {
+		return []string{"grpo", "--config", "configs/grpo-multiturn-tiny.yaml", "--set", "run.dir=" + run, "--set", "optim.max_steps=2"}
+	}
+	two, one := filepath.Join(dir, "2"), filepath.Join(dir, "1")
+	mustRun(t, 2, args(two)...)
+	mustRun(t, 1, append(args(one), "--set", "dist.shares=2")...)
+	if g := maxMetric(t, two, "grad_norm"); !(g > 0) {
+		t.Fatalf("grad_norm is %v at every step: the comparison would say nothing", g)
+	}
+	if tm := maxMetric(t, two, "turns_mean"); !(tm > 1) {
+		t.Fatalf("turns_mean %v: the episodes took one turn", tm)
+	}
+	sameFiles(t, "multi-turn: 2 ranks vs 1", two, one, 2, "adapter_model.safetensors", ckpt.OptimizerFile)
+	if x, y := stableMetrics(t, two), stableMetrics(t, one); x != y {
+		t.Errorf("multi-turn metrics differ:\n2 ranks\n%s\n1 rank\n%s", x, y)
+	}
+}
+
 // stopArgs: SFT with two micro-batches per rank per step, so that 2 ranks
 // and one process with one share sum differently (one process matches
 // them with dist.shares: 2).

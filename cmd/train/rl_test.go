@@ -4,6 +4,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/argrl/argrl/trainer/metrics"
 )
 
 // tinyRLArgs runs configs/<name>.yaml for steps steps in run, with the
@@ -56,5 +58,41 @@ func TestTrainRLConfigErrors(t *testing.T) {
 				t.Errorf("--set %s: stderr %q lacks %q", c.set, stderr, w)
 			}
 		}
+	}
+}
+
+// Multi-turn rollouts as shipped: `train grpo --config
+// configs/grpo-multiturn-tiny.yaml` for two steps, from the repository
+// root as the config says. Every step's episodes take more than one turn
+// on average (turns_mean > 1), and the run validates with greedy episodes.
+func TestTrainGRPOMultiTurn(t *testing.T) {
+	run := filepath.Join(t.TempDir(), "run")
+	cmd := trainCmd(t, "grpo", "--config", "configs/grpo-multiturn-tiny.yaml", "--set", "run.dir="+run, "--set", "optim.max_steps=2")
+	cmd.Dir = "../.."
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "grpo: done: 2 steps") || !strings.Contains(string(out), "multi-turn rollouts") {
+		t.Fatalf("train grpo: %v\n%s", err, out)
+	}
+	recs, err := metrics.Read(filepath.Join(run, metrics.File))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var train, eval int
+	for _, r := range recs {
+		switch r.Kind {
+		case "train":
+			train++
+			if tm := r.Values["turns_mean"]; !(tm > 1) {
+				t.Errorf("step %d: turns_mean %v, want > 1", r.Step, tm)
+			}
+		case "eval":
+			eval++
+			if _, ok := r.Values["turns_mean"]; !ok {
+				t.Errorf("eval step %d: no turns_mean: %v", r.Step, r.Values)
+			}
+		}
+	}
+	if train != 2 || eval != 1 {
+		t.Errorf("%d train and %d eval lines, want 2 and 1\n%s", train, eval, out)
 	}
 }

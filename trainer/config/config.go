@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/argrl/argrl/env"
 	"github.com/argrl/argrl/model"
 	"github.com/argrl/argrl/reward"
 	"github.com/argrl/argrl/reward/judge"
@@ -127,6 +128,21 @@ type RolloutConfig struct {
 	TopK         int      `yaml:"top_k"`
 	MaxNewTokens int      `yaml:"max_new_tokens"`
 	Stop         []string `yaml:"stop"` // extra stop strings
+	// MaxTurns > 1 makes the RL rollouts multi-turn (docs/contracts.md §1
+	// turns and env, §5): the environment Env executes each assistant
+	// turn's calls, its tool messages go back into the conversation and
+	// generation continues, until a turn makes no call or MaxTurns turns
+	// were taken; max_new_tokens applies to each turn. 1: one turn.
+	MaxTurns int `yaml:"max_turns"`
+	// Env executes the calls of multi-turn rollouts: name synth (the
+	// synthetic benchmark's APIs, simulated from the record's env.seed),
+	// bfcl (BFCL's multi-turn classes argrl simulates) or http (your own
+	// server: url, and timeout_s per request, 0: 30).
+	Env env.Config `yaml:"env"`
+	// MaxEnvTokens caps the tokens one environment step adds between two
+	// assistant turns (the tool messages and the chat template's glue); a
+	// longer answer ends the episode (finish "context").
+	MaxEnvTokens int `yaml:"max_env_tokens"`
 }
 
 // RewardConfig selects a reward model by name (docs/contracts.md §4) and carries
@@ -142,6 +158,11 @@ type RewardConfig struct {
 	Decomposed      reward.DecomposedConfig `yaml:"decomposed"`        // paper 001's weights (zero = defaults)
 	R2IF            reward.R2IFConfig       `yaml:"r2if"`              // R2IF weights, K, similarity (zero = defaults)
 	Student         StudentConfig           `yaml:"student"`           // r2if's CER student model
+	// Trajectory scores multi-turn rollouts (rollout.max_turns > 1):
+	// turn_weight × the mean of reward.name over the episode's turns, each
+	// against its gold turn, + state_weight × the match of the
+	// environment's final state with the gold's (reward/trajectory.go).
+	Trajectory reward.TrajectoryConfig `yaml:"trajectory"`
 }
 
 // StudentConfig is R2IF's CER student (papers 002/003): the rollout engine
@@ -287,9 +308,11 @@ func Default() Config {
 			Targets: []string{"q", "k", "v", "o", "gate", "up", "down"}},
 		Optim: OptimConfig{LR: 1e-4, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, WeightDecay: 0.0,
 			WarmupRatio: 0.05, Schedule: "cosine", GradClip: 1.0, BatchSize: 8, GradAccum: 1, Epochs: 2},
-		Rollout: RolloutConfig{G: 8, Temperature: 0.6, TopP: 0.95, MaxNewTokens: 512},
+		Rollout: RolloutConfig{G: 8, Temperature: 0.6, TopP: 0.95, MaxNewTokens: 512,
+			MaxTurns: 1, Env: env.Config{Name: "synth"}, MaxEnvTokens: 512},
 		Reward: RewardConfig{Name: "rm3", ALCThreshold: reward.DefaultConfig().ALCThreshold,
-			Decomposed: reward.DefaultConfig().Decomposed, R2IF: reward.DefaultConfig().R2IF},
+			Decomposed: reward.DefaultConfig().Decomposed, R2IF: reward.DefaultConfig().R2IF,
+			Trajectory: reward.DefaultTrajectoryConfig()},
 		TokenWeight:     TokenWeightConfig{Beta: 1},
 		KL:              KLConfig{Coef: 0.001, Estimator: "k3"},
 		Adv:             AdvConfig{NormByStd: true, Delta: 1e-6, Estimator: "grpo"},
@@ -346,6 +369,7 @@ func (c *Config) Validate() error {
 	oneOf("is_level", c.IsLevel, "token", "sequence")
 	oneOf("adv.estimator", c.Adv.Estimator, "grpo", "rloo", "reinforce++")
 	oneOf("overlong.mode", c.Overlong.Mode, "none", "filter", "penalty")
+	oneOf("rollout.env.name", c.Rollout.Env.Name, "synth", "bfcl", "http")
 	positive("token_weight.beta", c.TokenWeight.Beta)
 	positive("optim.lr", c.Optim.LR)
 	if c.LoRA.Enabled {
@@ -374,6 +398,10 @@ func (c *Config) Validate() error {
 	}
 	if c.Rollout.Temperature < 0 {
 		errs = append(errs, fmt.Sprintf("key \"rollout.temperature\": must be ≥ 0, got %v", c.Rollout.Temperature))
+	}
+	if c.Rollout.MaxTurns < 1 || c.Rollout.MaxEnvTokens < 1 {
+		errs = append(errs, fmt.Sprintf("keys \"rollout.max_turns\" (1: one turn) and \"rollout.max_env_tokens\" must be ≥ 1, got %d and %d",
+			c.Rollout.MaxTurns, c.Rollout.MaxEnvTokens))
 	}
 	if c.Clip.EpsLow < 0 || c.Clip.EpsHigh < 0 {
 		errs = append(errs, "keys \"clip.eps_low\"/\"clip.eps_high\" must be ≥ 0")

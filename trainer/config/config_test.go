@@ -218,3 +218,61 @@ func TestAlgorithmKeys(t *testing.T) {
 		}
 	}
 }
+
+// Multi-turn rollouts (rollout.max_turns, rollout.env, rollout.max_env_tokens,
+// reward.trajectory): defaults that keep one turn, values applied, and
+// errors that name the key.
+func TestMultiTurnKeys(t *testing.T) {
+	d := Default()
+	if d.Rollout.MaxTurns != 1 || d.Rollout.Env.Name != "synth" || d.Rollout.MaxEnvTokens != 512 ||
+		d.Reward.Trajectory.TurnWeight != 1 || d.Reward.Trajectory.StateWeight != 1 {
+		t.Errorf("defaults: rollout %+v, reward.trajectory %+v", d.Rollout, d.Reward.Trajectory)
+	}
+	c, err := Load("", []string{"algo=grpo", "rollout.max_turns=4", "rollout.max_env_tokens=128", "rollout.env.name=http",
+		"rollout.env.url=http://localhost:9/step", "rollout.env.timeout_s=2.5", "reward.trajectory.state_weight=0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.ValidateRL(); err != nil {
+		t.Fatal(err)
+	}
+	if c.Rollout.MaxTurns != 4 || c.Rollout.MaxEnvTokens != 128 || c.Rollout.Env.URL != "http://localhost:9/step" ||
+		c.Rollout.Env.TimeoutS != 2.5 || c.Reward.Trajectory.StateWeight != 0 {
+		t.Errorf("not applied: rollout %+v, trajectory %+v", c.Rollout, c.Reward.Trajectory)
+	}
+	for _, k := range []struct {
+		sets []string
+		want string
+	}{
+		{[]string{"rollout.max_turns=0"}, `"rollout.max_turns" (1: one turn) and "rollout.max_env_tokens" must be ≥ 1, got 0 and 512`},
+		{[]string{"rollout.max_env_tokens=0"}, `must be ≥ 1, got 1 and 0`},
+		{[]string{"rollout.env.name=gym"}, `key "rollout.env.name": "gym" is not one of synth, bfcl, http`},
+	} {
+		if _, err := Load("", append([]string{"algo=grpo"}, k.sets...)); err == nil || !strings.Contains(err.Error(), k.want) {
+			t.Errorf("%v: %v, want %q", k.sets, err, k.want)
+		}
+	}
+	for _, k := range []struct {
+		sets []string
+		want string
+	}{
+		{[]string{"reward.trajectory.turn_weight=-1"}, `"reward.trajectory.turn_weight" and "reward.trajectory.state_weight": must be ≥ 0 and not both 0, got -1 and 1`},
+		{[]string{"reward.trajectory.turn_weight=0", "reward.trajectory.state_weight=0"}, `not both 0, got 0 and 0`},
+		{[]string{"rollout.max_turns=3", "rollout.env.name=http"}, `key "rollout.env": env: http: url "" is not an http(s) URL`},
+		{[]string{"rollout.max_turns=3", "rollout.env.name=http", "rollout.env.url=http://h/x", "rollout.env.timeout_s=-1"}, `timeout_s -1 is negative`},
+		{[]string{"rollout.max_turns=3", "overlong.mode=filter"}, `"overlong.mode": filter acts on one response`},
+	} {
+		c, err := Load("", append([]string{"algo=grpo"}, k.sets...))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := c.ValidateRL(); err == nil || !strings.Contains(err.Error(), k.want) {
+			t.Errorf("%v: %v, want %q", k.sets, err, k.want)
+		}
+	}
+	// One turn: the environment is not used, so an http one needs no URL.
+	c, _ = Load("", []string{"algo=grpo", "rollout.env.name=http"})
+	if err := c.ValidateRL(); err != nil {
+		t.Errorf("single-turn with rollout.env.name http: %v", err)
+	}
+}

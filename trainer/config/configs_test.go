@@ -25,7 +25,7 @@ func TestConfigsLoadAndValidate(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []string{"grpo-rm1", "grpo-rm2", "grpo-rm3", "grpo-rm3-beta1.5", "grpo-rm3-beta3", "ppo-rm3", "ppo-rm3-beta3",
-		"sft-then-grpo", "decomposed", "binary", "r2if", "grpo-tiny", "ppo-tiny", "grpo-dapo"}
+		"sft-then-grpo", "decomposed", "binary", "r2if", "grpo-tiny", "ppo-tiny", "grpo-dapo", "grpo-multiturn-tiny"}
 	have := map[string]bool{}
 	for _, f := range files {
 		rel := filepath.ToSlash(strings.TrimPrefix(f, "../../"))
@@ -71,6 +71,9 @@ func TestConfigsLoadAndValidate(t *testing.T) {
 		}},
 		{"grpo-dapo", func(c Config) bool {
 			return c.DynamicSampling.Enabled && c.Overlong.Mode == "penalty" && c.Clip.EpsHigh == 0.28 && c.KL.Coef == 0 && c.Reward.Name == "rm3"
+		}},
+		{"grpo-multiturn-tiny", func(c Config) bool {
+			return c.Rollout.MaxTurns > 1 && c.Rollout.Env.Name == "synth" && c.Reward.Name == "rm3" && c.Overlong.Mode == "none"
 		}},
 		{"grpo-rm3", func(c Config) bool {
 			return c.Rollout.G == 8 && c.Rollout.Temperature == 0.6 && c.Rollout.TopP == 0.95 && c.Rollout.MaxNewTokens == 512

@@ -3,6 +3,8 @@ package config
 import (
 	"fmt"
 	"strings"
+
+	"github.com/argrl/argrl/env"
 )
 
 // ValidateRL checks the keys GRPO and PPO read beyond Validate's, naming
@@ -60,6 +62,7 @@ func (c *Config) ValidateRL() error {
 		bad("key \"reward.student.path\" is only used by reward.name: r2if")
 	}
 	c.validateAlgorithms(bad)
+	c.validateMultiTurn(bad)
 	if len(errs) > 0 {
 		return fmt.Errorf("invalid config: %s", strings.Join(errs, "; "))
 	}
@@ -100,5 +103,25 @@ func (c *Config) validateAlgorithms(bad func(format string, args ...any)) {
 	}
 	if cp := c.TIS.Cap; !(cp == 0 || cp >= 1) {
 		bad("key \"tis.cap\": must be 0 (off) or ≥ 1, got %v", cp)
+	}
+}
+
+// validateMultiTurn checks the keys of multi-turn rollouts
+// (rollout.max_turns > 1): the environment and the trajectory reward.
+func (c *Config) validateMultiTurn(bad func(format string, args ...any)) {
+	tc := c.Reward.Trajectory
+	if tc.TurnWeight < 0 || tc.StateWeight < 0 || tc.TurnWeight+tc.StateWeight == 0 {
+		bad("keys \"reward.trajectory.turn_weight\" and \"reward.trajectory.state_weight\": must be ≥ 0 and not both 0, got %v and %v",
+			tc.TurnWeight, tc.StateWeight)
+	}
+	if c.Rollout.MaxTurns <= 1 {
+		return
+	}
+	if _, err := env.New(c.Rollout.Env); err != nil {
+		bad("key \"rollout.env\": %v", err)
+	}
+	if c.Overlong.Mode != "none" {
+		bad("key \"overlong.mode\": %s acts on one response reaching rollout.max_new_tokens; multi-turn rollouts (rollout.max_turns %d) need none",
+			c.Overlong.Mode, c.Rollout.MaxTurns)
 	}
 }

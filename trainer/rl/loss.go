@@ -41,6 +41,13 @@
 // truncated importance weight Rollout.ISW (mismatch.go); KL and value terms
 // are not.
 //
+// Multi-turn rollouts (Rollout.Mask): only the tokens the policy sampled
+// are trained. A token the environment or the chat template added between
+// two assistant turns is context for the tokens after it, but has no
+// pg_t, kl_t or vf_t, no gradient (∂loss/∂logπ and ∂loss/∂V are 0 there),
+// and is not counted by the aggregation, the logged token means or
+// GSPO's T (x̄ averages the sampled tokens).
+//
 // Aggregation (loss_agg) over the mini-batch — the sequences of one
 // optimizer update, however they are split into micro-batches — is a
 // weight c_i per token of rollout i, loss = Σ_i Σ_t c_i·ℓ_t:
@@ -199,10 +206,20 @@ type Rollout struct {
 	// PPO only (nil for GRPO):
 	OldV []float32 // [T] the critic's values when the batch was rolled out
 	Ret  []float32 // [T] GAE returns
+	// Mask, multi-turn only, is true on the tokens the policy sampled and
+	// false on the environment's and the template's (see the file
+	// comment); nil: every token was sampled.
+	Mask []bool // [T]
 }
 
 // Len is T.
 func (r *Rollout) Len() int { return len(r.OldLP) }
+
+// Sampled reports whether token k was sampled by the policy (trained).
+func (r *Rollout) Sampled(k int) bool { return r.Mask == nil || r.Mask[k] }
+
+// Tokens is the number of sampled tokens: T without a mask.
+func (r *Rollout) Tokens() int { return SampledCount(r.Mask, r.Len()) }
 
 // LossStats are sums over the tokens an objective call saw; Add merges them.
 type LossStats struct {
@@ -266,6 +283,9 @@ func (o Objective) Grads(seqs []Seq, agg Aggregation, lp, ent, vals [][]float32)
 		if r.ISW != nil && len(r.ISW) != T {
 			return nil, nil, st, fmt.Errorf("objective: sequence %d: %d tokens but %d importance weights", b, T, len(r.ISW))
 		}
+		if r.Mask != nil && len(r.Mask) != T {
+			return nil, nil, st, fmt.Errorf("objective: sequence %d: %d tokens but a mask of %d", b, T, len(r.Mask))
+		}
 		c := agg.Weight(s.Agg)
 		dlp[b] = make([]float32, len(lp[b]))
 		if ppo {
@@ -274,9 +294,12 @@ func (o Objective) Grads(seqs []Seq, agg Aggregation, lp, ent, vals [][]float32)
 		var seqX, seqG float64 // is_level sequence: x̄ and Σ_t ∂pg_t/∂x̄
 		var seqD []float64     // the other terms' ∂/∂logπ, added to at the end
 		if o.SeqLevel {
-			seqX, seqD = meanLogRatio(lp[b][s.Start:], r.OldLP), make([]float64, T)
+			seqX, seqD = meanLogRatio(lp[b][s.Start:], r.OldLP, r.Mask), make([]float64, T)
 		}
 		for k := 0; k < T; k++ {
+			if !r.Sampled(k) {
+				continue // context only: no term, no gradient
+			}
 			t := s.Start + k
 			x := float64(lp[b][t])
 			var pg, g float64
@@ -327,22 +350,28 @@ func (o Objective) Grads(seqs []Seq, agg Aggregation, lp, ent, vals [][]float32)
 			}
 			st.Tokens++
 		}
-		for k, g := range seqD { // is_level sequence: ∂s/∂logπ_u = s/T on every token
-			dlp[b][s.Start+k] = float32(c * (g + seqG/float64(T)))
+		n := r.Tokens()
+		for k, g := range seqD { // is_level sequence: ∂s/∂logπ_u = s/T on every sampled token
+			if r.Sampled(k) {
+				dlp[b][s.Start+k] = float32(c * (g + seqG/float64(n)))
+			}
 		}
 	}
 	return dlp, dv, st, nil
 }
 
-// meanLogRatio is x̄ = (1/T)·Σ_k (lp_k − old_k) over a response's tokens
-// (0 for an empty one); Surrogate clamps it.
-func meanLogRatio(lp, old []float32) float64 {
-	if len(old) == 0 {
+// meanLogRatio is x̄ = (1/T)·Σ_k (lp_k − old_k) over a response's sampled
+// tokens (mask nil: all; 0 for none); Surrogate clamps it.
+func meanLogRatio(lp, old []float32, mask []bool) float64 {
+	n := SampledCount(mask, len(old))
+	if n == 0 {
 		return 0
 	}
 	var x float64
 	for k, o := range old {
-		x += float64(lp[k]) - float64(o)
+		if mask == nil || mask[k] {
+			x += float64(lp[k]) - float64(o)
+		}
 	}
-	return x / float64(len(old))
+	return x / float64(n)
 }

@@ -44,7 +44,10 @@ func (r *Rollout) SetTIS(trainLP []float32, cap float64) error {
 	r.OldLP = append([]float32(nil), trainLP...)
 	r.ISW = make([]float32, len(trainLP))
 	for k := range trainLP {
-		r.ISW[k] = float32(math.Min(tisRatio(r.OldLP[k], r.RolloutLP[k]), cap))
+		r.ISW[k] = 1 // a token the policy did not sample (multi-turn) has no sampler log-prob
+		if r.Sampled(k) {
+			r.ISW[k] = float32(math.Min(tisRatio(r.OldLP[k], r.RolloutLP[k]), cap))
+		}
 	}
 	return nil
 }
@@ -55,12 +58,16 @@ func tisRatio(old, roll float32) float64 {
 }
 
 // MismatchMetrics logs the rollout/training mismatch of rolls (after
-// SetTIS) and the share of tokens whose weight cap truncated.
+// SetTIS) and the share of tokens whose weight cap truncated, over the
+// sampled tokens.
 func MismatchMetrics(m metrics.Metrics, rolls []*Rollout, cap float64) {
 	var kl float64
 	mx, n, clipped := 0.0, 0, 0
 	for _, r := range rolls {
 		for k, old := range r.OldLP {
+			if !r.Sampled(k) {
+				continue
+			}
 			rho := tisRatio(old, r.RolloutLP[k])
 			k3, _ := KLTerm("k3", float64(r.RolloutLP[k]), float64(old))
 			kl += k3

@@ -121,12 +121,15 @@ func LossMetrics(m metrics.Metrics, st LossStats, updates int, first LossStats, 
 }
 
 // AdvantageMetrics records the mean and mean absolute value of Â over every
-// response token.
+// sampled response token.
 func AdvantageMetrics(m metrics.Metrics, rolls []*Rollout) {
 	var s, a float64
 	n := 0
 	for _, r := range rolls {
-		for _, x := range r.Adv {
+		for k, x := range r.Adv {
+			if !r.Sampled(k) {
+				continue
+			}
 			s += float64(x)
 			a += math.Abs(float64(x))
 			n++
