@@ -133,9 +133,24 @@ func (c *cpuBackend) attnFwdTile(g *attnGeom, a *attnBufs, p AttnParams, scale f
 		}
 		a.lse[g.loff+r*g.ldl] = m + float32(math.Log(float64(sum)))
 	}
-	c.sgemm(blas.NoTrans, blas.NoTrans, g.nr, D, Lm, 1, S, Lm, a.v[g.koff:], ldk, 0, a.out[g.qoff:], g.ldq)
+	// out = P·V in blocks of attnKeyBlock keys at fixed positions, so that a
+	// row's sums do not depend on the tile's extent Lm (the SGEMM splits K
+	// by its own length): decoding one row and a training tile of 64 rows
+	// then give the same bits (docs/design.md, "ρ ≡ 1").
+	for k0 := 0; k0 < Lm; k0 += attnKeyBlock {
+		var beta float32
+		if k0 > 0 {
+			beta = 1
+		}
+		c.sgemm(blas.NoTrans, blas.NoTrans, g.nr, D, min(attnKeyBlock, Lm-k0), 1, S[k0:], Lm, a.v[g.koff+k0*ldk:], ldk, beta, a.out[g.qoff:], g.ldq)
+	}
 	putScratch(sp)
 }
+
+// attnKeyBlock is the number of keys one P·V product sums: at most the
+// SGEMM's K block (kernels/internal/sgemm), so each block is one unbroken
+// chain of fused multiply-adds whatever the tile's length.
+const attnKeyBlock = 256
 
 // AttentionBackward writes dq, dk and dv, recomputing P per tile from lse.
 // Tiles that share a cache slot and KV head (and so accumulate into the
