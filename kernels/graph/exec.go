@@ -39,16 +39,28 @@ type Config struct {
 	// the node's number of elements. Unbound inputs get executor-owned
 	// buffers (see Set and Buffer).
 	Bind map[*gorgonia.Node]kernels.Buffer
+	// Segments are groups of forward nodes (a decoder layer each) whose
+	// values are not kept for the backward pass but computed again there
+	// (activation recompute, recompute.go). Nil keeps every value.
+	Segments [][]*gorgonia.Node
 }
 
 // Stats describes a compiled plan, in float32 elements.
 type Stats struct {
 	ForwardSteps, BackwardSteps int
+	RecomputeSteps              int   // backward steps that recompute a forward node (Config.Segments)
 	Slots                       int   // shared intermediate buffers
-	SlotElems                   int64 // their total size: the intermediate peak
+	SlotElems                   int64 // their total size: the intermediate memory allocated
+	LiveElems                   int64 // the most intermediate elements live at one step (≤ SlotElems)
+	ScratchElems                int64 // the ops' work space (one buffer, the largest need)
 	NaiveElems                  int64 // intermediates if none were reused
 	PinnedElems                 int64 // outputs, constants, executor-owned inputs
 }
+
+// ActivationBytes is the memory the plan allocates for intermediates (the
+// activations the backward pass reads among them) and the ops' work space:
+// 4·(SlotElems + ScratchElems).
+func (s Stats) ActivationBytes() int64 { return 4 * (s.SlotElems + s.ScratchElems) }
 
 // Executor is a compiled graph. It is not safe for concurrent use.
 type Executor struct {
@@ -154,11 +166,15 @@ func Compile(g *gorgonia.ExprGraph, be kernels.Backend, cfg Config) (*Executor, 
 			}
 		}
 	}
-	order := append(fwd, bwd...)
-	p.layout(order)
+	sc, err := schedule(fwd, bwd, cfg.Segments, p.isOutput)
+	if err != nil {
+		return nil, err
+	}
+	p.layout(sc.steps, sc.kids)
+	p.stats.RecomputeSteps = sc.recomputed
 
 	e := &Executor{be: be, pinned: map[*gorgonia.Node]kernels.Buffer{}, stats: p.stats}
-	if err := e.materialize(p, cfg, order, len(fwd)); err != nil {
+	if err := e.materialize(p, cfg, sc, len(fwd)); err != nil {
 		e.Close()
 		return nil, err
 	}
@@ -198,8 +214,8 @@ func classify(n *gorgonia.Node, cs []*gorgonia.Node) error {
 }
 
 // materialize allocates the plan's buffers and resolves every step's
-// buffers; nodes[:nFwd] form the forward phase.
-func (e *Executor) materialize(p *plan, cfg Config, nodes []*gorgonia.Node, nFwd int) error {
+// buffers; sc.steps[:nFwd] form the forward phase.
+func (e *Executor) materialize(p *plan, cfg Config, sc *sched, nFwd int) error {
 	be := e.be
 	slots := make([]kernels.Buffer, len(p.slotCap))
 	for i, c := range p.slotCap {
@@ -207,8 +223,9 @@ func (e *Executor) materialize(p *plan, cfg Config, nodes []*gorgonia.Node, nFwd
 		e.owned = append(e.owned, slots[i])
 	}
 	roots := map[*storage]kernels.Buffer{}
-	bufOf := func(n *gorgonia.Node) (kernels.Buffer, error) {
-		l, ok := p.loc[n]
+	bufOf := func(pn pnode) (kernels.Buffer, error) {
+		n := pn.n
+		l, ok := p.loc[pn]
 		if !ok {
 			return nil, fmt.Errorf("graph: Compile: node %v has no buffer", n)
 		}
@@ -232,22 +249,33 @@ func (e *Executor) materialize(p *plan, cfg Config, nodes []*gorgonia.Node, nFwd
 					be.CopyIn(b, data)
 				}
 			default:
-				b = viewOf(be, slots[st.slot], 0, st.size)
+				b = viewOf(be, slots[st.slot], st.off, st.size)
 			}
 			roots[st] = b
 		}
 		return viewOf(be, b, l.off, size(n)), nil
 	}
-	for n := range p.loc {
-		if n.Op() == nil || isConstant(n) || p.isOutput[n] {
-			b, err := bufOf(n)
+	for pn := range p.loc {
+		if n := pn.n; pn.v == 0 && (n.Op() == nil || isConstant(n) || p.isOutput[n]) {
+			b, err := bufOf(pn)
 			if err != nil {
 				return err
 			}
 			e.pinned[n] = b
 		}
 	}
-	for i, n := range nodes {
+	var scratch kernels.Buffer // the ops' work space (op.scratch)
+	for _, pn := range sc.steps {
+		if o, _ := ourOp(pn.n); o != nil && o.view == nil {
+			e.stats.ScratchElems = max(e.stats.ScratchElems, int64(o.scratch))
+		}
+	}
+	if e.stats.ScratchElems > 0 {
+		scratch = be.Alloc(kernels.F32, int(e.stats.ScratchElems))
+		e.owned = append(e.owned, scratch)
+	}
+	for i, pn := range sc.steps {
+		n := pn.n
 		o, _ := ourOp(n)
 		kind := kKernel
 		switch {
@@ -258,10 +286,10 @@ func (e *Executor) materialize(p *plan, cfg Config, nodes []*gorgonia.Node, nFwd
 		case o.view != nil:
 			kind = kCopy
 		}
-		cs := children(n)
+		cs := sc.kids(pn)
 		s := step{node: n, kind: kind, op: o, in: make([]kernels.Buffer, len(cs))}
 		var err error
-		if s.out, err = bufOf(n); err != nil {
+		if s.out, err = bufOf(pn); err != nil {
 			return err
 		}
 		for j, c := range cs {
@@ -271,6 +299,9 @@ func (e *Executor) materialize(p *plan, cfg Config, nodes []*gorgonia.Node, nFwd
 		}
 		if kind == kCopy {
 			s.in[0] = viewOf(be, s.in[0], o.view.off, size(n))
+		}
+		if kind == kKernel && o.scratch > 0 {
+			s.in = append(s.in, viewOf(be, scratch, 0, o.scratch))
 		}
 		e.steps = append(e.steps, s)
 		if i < nFwd {

@@ -5,11 +5,13 @@ package graph
 // constants and outputs are pinned: they get buffers of their own for the
 // executor's lifetime. Every other storage lives from the step that defines
 // it to the last step that reads it (through any window), and occupies a
-// shared slot meanwhile: a slot is handed back after that last reader, so a
-// later node reuses it. Steps run in a fixed order, so the plan is static
-// and no allocation happens while running.
+// range of one shared arena meanwhile, which storages live at other steps
+// reuse (place). Steps run in a fixed order, so the plan is static and no
+// allocation happens while running.
 
 import (
+	"sort"
+
 	"gorgonia.org/gorgonia"
 )
 
@@ -19,6 +21,7 @@ type storage struct {
 	pinned    bool           // own buffer, never reused
 	bound     bool           // the caller's buffer (Config.Bind)
 	slot      int            // shared slot when not pinned
+	off       int            // element offset in the slot
 	def, last int            // defining step, last reading step
 }
 
@@ -27,8 +30,16 @@ type location struct {
 	off int
 }
 
+// pnode is one incarnation of a node: version 0 is the node as the forward
+// (or backward) pass computes it, version 1 its recomputation in the
+// backward pass (recompute.go).
+type pnode struct {
+	n *gorgonia.Node
+	v uint8
+}
+
 type plan struct {
-	loc      map[*gorgonia.Node]location
+	loc      map[pnode]location
 	copied   map[*gorgonia.Node]bool // output windows materialized by a copy step
 	isOutput map[*gorgonia.Node]bool
 	leaves   []*storage
@@ -37,36 +48,39 @@ type plan struct {
 }
 
 func newPlan() *plan {
-	return &plan{loc: map[*gorgonia.Node]location{}, copied: map[*gorgonia.Node]bool{}, isOutput: map[*gorgonia.Node]bool{}}
+	return &plan{loc: map[pnode]location{}, copied: map[*gorgonia.Node]bool{}, isOutput: map[*gorgonia.Node]bool{}}
 }
 
 // leaf registers an input or constant node.
 func (p *plan) leaf(n *gorgonia.Node, bound bool) {
 	st := &storage{node: n, size: size(n), pinned: true, bound: bound, def: -1}
-	p.loc[n] = location{st: st}
+	p.loc[pnode{n: n}] = location{st: st}
 	p.leaves = append(p.leaves, st)
 }
 
-// layout assigns storages to the steps' nodes (in run order), then slots
-// to the unpinned storages.
-func (p *plan) layout(steps []*gorgonia.Node) {
+// layout assigns storages to the steps' node incarnations (in run order;
+// kids gives the incarnations each step reads), then slots to the
+// unpinned storages.
+func (p *plan) layout(steps []pnode, kids func(pnode) []pnode) {
 	var sts []*storage
-	for i, n := range steps {
-		for _, c := range children(n) {
+	for i, pn := range steps {
+		n := pn.n
+		cs := kids(pn)
+		for _, c := range cs {
 			if l, ok := p.loc[c]; ok && l.st.last < i {
 				l.st.last = i
 			}
 		}
 		o, _ := ourOp(n)
 		if o != nil && o.view != nil {
-			parent := p.loc[children(n)[0]]
+			parent := p.loc[cs[0]]
 			if p.isOutput[n] && parent.st.size != size(n) {
 				// A window of a larger node (lp inside [lp | lse | ent], a
 				// weight gradient inside a packed backward): copy it out
 				// rather than pin the whole parent.
 				p.copied[n] = true
 			} else {
-				p.loc[n] = location{st: parent.st, off: parent.off + o.view.off}
+				p.loc[pn] = location{st: parent.st, off: parent.off + o.view.off}
 				if p.isOutput[n] {
 					parent.st.pinned = true
 				}
@@ -74,36 +88,34 @@ func (p *plan) layout(steps []*gorgonia.Node) {
 			}
 		}
 		st := &storage{node: n, size: size(n), pinned: p.isOutput[n], def: i, last: i}
-		p.loc[n] = location{st: st}
+		p.loc[pn] = location{st: st}
 		sts = append(sts, st)
 	}
 
-	dies := make([][]*storage, len(steps))
-	for _, st := range sts {
-		if !st.pinned {
-			dies[st.last] = append(dies[st.last], st)
-		}
-	}
-	var free []int // slot ids not in use
+	var todo []*storage
 	for _, st := range sts {
 		if st.pinned {
 			p.stats.PinnedElems += int64(st.size)
 		} else {
 			p.stats.NaiveElems += int64(st.size)
+			todo = append(todo, st)
 		}
 	}
-	for i, n := range steps {
-		if l, ok := p.loc[n]; ok && l.st.def == i && !l.st.pinned {
-			l.st.slot, free = p.take(free, l.st.size)
-		}
-		for _, st := range dies[i] {
-			free = append(free, st.slot)
-		}
+	// The most elements live at one step: a lower bound of the arena.
+	delta := make([]int64, len(steps)+1)
+	for _, st := range todo {
+		delta[st.def] += int64(st.size)
+		delta[st.last+1] -= int64(st.size)
 	}
-	for _, c := range p.slotCap {
-		p.stats.SlotElems += int64(c)
+	live := int64(0)
+	for _, d := range delta {
+		live += d
+		p.stats.LiveElems = max(p.stats.LiveElems, live)
 	}
-	p.stats.Slots = len(p.slotCap)
+	if arena := place(todo); arena > 0 {
+		p.slotCap = []int{arena}
+		p.stats.SlotElems, p.stats.Slots = int64(arena), 1
+	}
 	for _, st := range p.leaves {
 		if !st.bound {
 			p.stats.PinnedElems += int64(st.size)
@@ -111,32 +123,62 @@ func (p *plan) layout(steps []*gorgonia.Node) {
 	}
 }
 
-// take returns a slot for n elements and the remaining free list: the
-// smallest free slot that fits, else the largest free slot grown to n,
-// else a new slot.
-func (p *plan) take(free []int, n int) (int, []int) {
-	best := -1
-	for j, s := range free {
-		c := p.slotCap[s]
-		if c >= n && (best < 0 || c < p.slotCap[free[best]]) {
-			best = j
-		}
+// place gives every storage an offset in one arena such that storages live
+// at the same step (def..last, inclusive: a step's output never overlaps
+// its inputs) never overlap, and returns the arena's size. Greedy orders
+// are tried and the smallest arena kept: largest storage first (ties by
+// definition, earliest or latest first), longest-lived first, and
+// definition order (a first-fit allocator); each storage goes at the lowest
+// offset (a multiple of 16 elements) clear of the placed storages whose
+// lifetimes meet its own.
+func place(sts []*storage) int {
+	life := func(st *storage) int { return st.last - st.def }
+	orders := []func(a, b *storage) bool{
+		func(a, b *storage) bool { return a.size > b.size || (a.size == b.size && a.def < b.def) },
+		func(a, b *storage) bool { return a.size > b.size || (a.size == b.size && a.def > b.def) },
+		func(a, b *storage) bool { return life(a) > life(b) || (life(a) == life(b) && a.size > b.size) },
+		func(a, b *storage) bool { return a.def < b.def },
 	}
-	if best < 0 {
-		for j, s := range free {
-			if best < 0 || p.slotCap[s] > p.slotCap[free[best]] {
-				best = j
+	best, offs := -1, make([]int, len(sts))
+	for _, less := range orders {
+		order := append([]*storage(nil), sts...)
+		sort.SliceStable(order, func(i, j int) bool { return less(order[i], order[j]) })
+		if a := placeInOrder(order); best < 0 || a < best {
+			best = a
+			for i, st := range sts {
+				offs[i] = st.off
 			}
 		}
 	}
-	if best < 0 {
-		p.slotCap = append(p.slotCap, n)
-		return len(p.slotCap) - 1, free
+	for i, st := range sts {
+		st.off = offs[i]
 	}
-	s := free[best]
-	if p.slotCap[s] < n {
-		p.slotCap[s] = n
+	return max(best, 0)
+}
+
+// placeInOrder places sts in this order (see place) and returns the arena.
+func placeInOrder(sts []*storage) int {
+	var placed []*storage
+	var busy [][2]int
+	arena := 0
+	for _, st := range sts {
+		busy = busy[:0]
+		for _, q := range placed {
+			if q.def <= st.last && st.def <= q.last {
+				busy = append(busy, [2]int{q.off, q.off + q.size})
+			}
+		}
+		sort.Slice(busy, func(i, j int) bool { return busy[i][0] < busy[j][0] })
+		off := 0
+		for _, b := range busy {
+			if b[0] >= off+st.size {
+				break
+			}
+			off = max(off, (b[1]+15)&^15)
+		}
+		st.off = off
+		placed = append(placed, st)
+		arena = max(arena, off+st.size)
 	}
-	free[best] = free[len(free)-1]
-	return s, free[:len(free)-1]
+	return arena
 }
