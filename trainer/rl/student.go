@@ -82,7 +82,7 @@ func NewStudent(cfg config.Config, p Policy) (*Student, error) {
 	if err != nil {
 		return nil, fmt.Errorf("key \"reward.student.tokenizer\" (default: reward.student.path): %w", err)
 	}
-	m, err := model.Open(sc.Path, p.Model.Backend(), model.Options{Adapter: sc.Adapter, MaxLen: cfg.Model.MaxLen})
+	m, err := model.Open(sc.Path, p.Model.Backend(), model.Options{Adapter: sc.Adapter, MaxLen: cfg.Model.MaxLen, Compute: cfg.Model.Compute})
 	if err != nil {
 		return nil, fmt.Errorf("key \"reward.student.path\": %w", err)
 	}
