@@ -122,6 +122,9 @@ func (c *graphOps) linear(x act, l *Linear) act {
 	if c.err != nil {
 		return act{}
 	}
+	if c.m.lora.r <= graph.LoRAMaxRank { // the branch accumulated into y
+		return c.act(graph.LoRAUp(y, t, c.in(l.lora.B), &c.m.scale, c.m.bf16))
+	}
 	u := c.ok(graph.ScaleVar(c.ok(c.m.linearOp(t, c.in(l.lora.B))), &c.m.scale))
 	if c.err != nil {
 		return act{}

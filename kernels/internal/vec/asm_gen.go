@@ -78,6 +78,7 @@ func main() {
 	}
 	w("GLOBL expc<>(SB), RODATA|NOPTR, $%d", 32*len(consts))
 	expFunc()
+	expShift()
 	swiglu()
 	swigluBwd()
 	axpby()
@@ -142,6 +143,34 @@ func expFunc() {
 	w("JNZ exploop")
 	w("VZEROUPPER")
 	w("expdone:")
+	w("RET")
+}
+
+// expShift: out = Expf(x − shift)·scale, 8 lanes a step (shift in Y8,
+// scale in Y9).
+func expShift() {
+	w("")
+	w("// func expShiftAVX2(out, x *float32, n int, shift, scale float32): out = Expf(x-shift)·scale, n a multiple of 8.")
+	w("TEXT ·expShiftAVX2(SB), NOSPLIT, $0-32")
+	w("MOVQ out+0(FP), DI")
+	w("MOVQ x+8(FP), SI")
+	w("MOVQ n+16(FP), CX")
+	w("VBROADCASTSS shift+24(FP), Y8")
+	w("VBROADCASTSS scale+28(FP), Y9")
+	w("SHRQ $3, CX")
+	w("JZ expshdone")
+	w("expshloop:")
+	w("VMOVUPS (SI), Y7")
+	w("VSUBPS Y8, Y7, Y0")
+	exp("Y0", "Y1", "Y2", "Y3", "Y4", "Y5", "Y6")
+	w("VMULPS Y9, Y1, Y1")
+	w("VMOVUPS Y1, (DI)")
+	w("ADDQ $32, SI")
+	w("ADDQ $32, DI")
+	w("DECQ CX")
+	w("JNZ expshloop")
+	w("VZEROUPPER")
+	w("expshdone:")
 	w("RET")
 }
 

@@ -68,6 +68,22 @@ func Exp(x []float32) {
 	}
 }
 
+// ExpShift is out = Expf(x − shift)·scale (the softmax numerators and
+// the log-softmax gradient):
+//
+//	for i := range out {
+//		out[i] = Expf(float32(x[i]-shift)) * scale
+//	}
+//
+// out may be x.
+func ExpShift(out, x []float32, shift, scale float32) {
+	n := len(out)
+	x = x[:n]
+	for i := expShiftVec(out, x, shift, scale); i < n; i++ {
+		out[i] = Expf(float32(x[i]-shift)) * scale
+	}
+}
+
 // SwiGLU is out = silu(gate)·up, silu(x) = x/(1+e^−x), for i < len(out):
 //
 //	for i := range out {

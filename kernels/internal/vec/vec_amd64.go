@@ -20,6 +20,9 @@ var (
 func expAVX2(x *float32, n int)
 
 //go:noescape
+func expShiftAVX2(out, x *float32, n int, shift, scale float32)
+
+//go:noescape
 func swigluAVX2(out, gate, up *float32, n int)
 
 //go:noescape
@@ -53,6 +56,24 @@ func expVec(x []float32) int {
 		copy(t[:], x[n8:])
 		expAVX2(&t[0], 8)
 		copy(x[n8:], t[:])
+	}
+	return n
+}
+
+func expShiftVec(out, x []float32, shift, scale float32) int {
+	n := len(out)
+	if !hasAVX2 || n == 0 {
+		return 0
+	}
+	n8 := n &^ 7
+	if n8 > 0 {
+		expShiftAVX2(&out[0], &x[0], n8, shift, scale)
+	}
+	if n8 < n {
+		var t [8]float32
+		copy(t[:], x[n8:n])
+		expShiftAVX2(&t[0], &t[0], 8, shift, scale)
+		copy(out[n8:], t[:n-n8])
 	}
 	return n
 }

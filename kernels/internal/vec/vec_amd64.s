@@ -189,6 +189,67 @@ exploop:
 expdone:
 	RET
 
+// func expShiftAVX2(out, x *float32, n int, shift, scale float32): out = Expf(x-shift)·scale, n a multiple of 8.
+TEXT ·expShiftAVX2(SB), NOSPLIT, $0-32
+	MOVQ out+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ n+16(FP), CX
+	VBROADCASTSS shift+24(FP), Y8
+	VBROADCASTSS scale+28(FP), Y9
+	SHRQ $3, CX
+	JZ expshdone
+expshloop:
+	VMOVUPS (SI), Y7
+	VSUBPS Y8, Y7, Y0
+	VMULPS expc<>+0(SB), Y0, Y2
+	VADDPS expc<>+32(SB), Y2, Y2 // t = x·log2e + 0.5
+	VCVTTPS2DQ Y2, Y3
+	VCVTDQ2PS Y3, Y4
+	VCMPPS $1, Y4, Y2, Y6 // t < float32(n)
+	VPADDD Y6, Y3, Y3 // n-- there
+	VCVTDQ2PS Y3, Y4 // fn
+	VMULPS expc<>+64(SB), Y4, Y2
+	VSUBPS Y2, Y0, Y1
+	VMULPS expc<>+96(SB), Y4, Y2
+	VSUBPS Y2, Y1, Y1 // r = x - fn·c1 - fn·c2
+	VMOVUPS expc<>+128(SB), Y5
+	VMULPS Y1, Y5, Y5
+	VADDPS expc<>+160(SB), Y5, Y5
+	VMULPS Y1, Y5, Y5
+	VADDPS expc<>+192(SB), Y5, Y5
+	VMULPS Y1, Y5, Y5
+	VADDPS expc<>+224(SB), Y5, Y5
+	VMULPS Y1, Y5, Y5
+	VADDPS expc<>+256(SB), Y5, Y5
+	VMULPS Y1, Y5, Y5
+	VADDPS expc<>+288(SB), Y5, Y5
+	VMULPS Y1, Y5, Y5
+	VMULPS Y1, Y5, Y5
+	VADDPS Y1, Y5, Y5
+	VADDPS expc<>+320(SB), Y5, Y5 // p = p·r·r + r + 1
+	VPCMPGTD expc<>+448(SB), Y3, Y6 // n > 127: (p+p)·2¹²⁷
+	VADDPS Y5, Y5, Y2
+	VBLENDVPS Y6, Y2, Y5, Y5
+	VPMINSD expc<>+448(SB), Y3, Y3
+	VPADDD expc<>+448(SB), Y3, Y3
+	VPSLLD $23, Y3, Y3
+	VMULPS Y3, Y5, Y1 // p·2ⁿ
+	VCMPPS $0x0e, expc<>+352(SB), Y0, Y6 // x > 88.72283: +Inf
+	VBLENDVPS Y6, expc<>+416(SB), Y1, Y1
+	VCMPPS $1, expc<>+384(SB), Y0, Y6 // x < -87.33654: 0
+	VANDNPS Y1, Y6, Y1
+	VCMPPS $3, Y0, Y0, Y6 // NaN: x
+	VBLENDVPS Y6, Y0, Y1, Y1
+	VMULPS Y9, Y1, Y1
+	VMOVUPS Y1, (DI)
+	ADDQ $32, SI
+	ADDQ $32, DI
+	DECQ CX
+	JNZ expshloop
+	VZEROUPPER
+expshdone:
+	RET
+
 // func swigluAVX2(out, gate, up *float32, n int): out = gate/(1+Expf(-gate))·up.
 TEXT ·swigluAVX2(SB), NOSPLIT, $0-32
 	MOVQ out+0(FP), DI

@@ -8,6 +8,7 @@ package vec
 const hasAVX2, hasAVX512 = false, false
 
 func expVec([]float32) int                                                { return 0 }
+func expShiftVec(_, _ []float32, _, _ float32) int                        { return 0 }
 func swigluVec(_, _, _ []float32) int                                     { return 0 }
 func swigluBwdVec(_, _, _, _, _ []float32) int                            { return 0 }
 func axpbyVec(_, _, _ []float32, _, _ float32) int                        { return 0 }

@@ -212,3 +212,33 @@ func TestDropoutThreshold(t *testing.T) {
 		}
 	}
 }
+
+func TestExpShiftMatchesRef(t *testing.T) {
+	if !hasAVX2 {
+		t.Skip("no assembly in this build or on this CPU: the function is its reference")
+	}
+	xs := expInputs()
+	for _, c := range [][2]float32{{0, 1}, {3.5, -0.25}, {-20, 2}, {88, 1e-3}, {float32(math.Inf(1)), 1}} {
+		got := make([]float32, len(xs))
+		ExpShift(got, xs, c[0], c[1])
+		for i, x := range xs {
+			if want := Expf(float32(x-c[0])) * c[1]; !same(got[i], want) {
+				t.Fatalf("ExpShift(%v, shift %v, scale %v) = %v, reference %v", x, c[0], c[1], got[i], want)
+			}
+		}
+	}
+	for n := 0; n <= 40; n++ { // tails through the padded copy, and in place
+		x := expInputs()[1000 : 1000+n]
+		got, want := make([]float32, n), make([]float32, n)
+		ExpShift(got, x, 1.5, 0.75)
+		for i := range want {
+			want[i] = Expf(float32(x[i]-1.5)) * 0.75
+		}
+		ExpShift(x, x, 1.5, 0.75)
+		for i := range want {
+			if !same(got[i], want[i]) || !same(x[i], want[i]) {
+				t.Fatalf("n=%d: ExpShift[%d] = %v (in place %v), reference %v", n, i, got[i], x[i], want[i])
+			}
+		}
+	}
+}
