@@ -40,6 +40,7 @@ func main() {
 	header()
 	dotKernel()
 	dotPacking()
+	peak()
 	flush(*dotOut)
 }
 

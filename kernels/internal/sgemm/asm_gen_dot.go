@@ -60,6 +60,49 @@ func dotKernel() {
 	kernel8x48("dotKernelAVX512", "dot512", vdpbf16ps)
 }
 
+// peak writes the machine-peak loops: n iterations of 24 independent
+// 512-bit FMAs (VFMADD231PS) or bf16 dot products (VDPBF16PS), or 256-bit
+// FMAs for AVX2 machines, on register operands only.
+func peak() {
+	for _, k := range []struct {
+		name, p, reg string
+		mul          func(acc int)
+	}{
+		{"peakFMA512", "pf", "Z", func(acc int) { w("VFMADD231PS Z30, Z31, Z%d", acc) }},
+		{"peakDot512", "pd", "Z", func(acc int) { vdpbf16ps(30, 31, acc) }},
+		{"peakFMA256", "pa", "Y", func(acc int) { w("VFMADD231PS Y14, Y15, Y%d", acc) }},
+	} {
+		acc := 24
+		if k.reg == "Y" {
+			acc = 12
+		}
+		w("")
+		w("// func %s(n int)", k.name)
+		w("TEXT ·%s(SB), NOSPLIT, $0-8", k.name)
+		w("MOVQ n+0(FP), CX")
+		w("TESTQ CX, CX")
+		w("JZ %sdone", k.p)
+		zero := "VPXORD"
+		if k.reg == "Y" {
+			zero = "VXORPS"
+		}
+		for i := 0; i < acc; i++ {
+			w("%s %s%d, %s%d, %s%d", zero, k.reg, i, k.reg, i, k.reg, i)
+		}
+		w("%sloop:", k.p)
+		for r := 0; r < 24/acc; r++ {
+			for i := 0; i < acc; i++ {
+				k.mul(i)
+			}
+		}
+		w("DECQ CX")
+		w("JNZ %sloop", k.p)
+		w("VZEROUPPER")
+		w("%sdone:", k.p)
+		w("RET")
+	}
+}
+
 func dotPacking() {
 	cvtTranspose()
 	w("")

@@ -389,3 +389,15 @@ func TestGemmDotSpecial(t *testing.T) {
 		}
 	}
 }
+
+// TestPeakCounts: the peak loops count 2 operations per multiply-add lane
+// (4 per bf16 pair), and report 0 where the instructions are missing.
+func TestPeakCounts(t *testing.T) {
+	f32, bf16 := Peak(false, 3), Peak(true, 3)
+	if want := int64(3 * 24 * 16 * 2); len(Kernels) > 0 && Kernels[0].Name == "avx512" && f32 != want {
+		t.Errorf("Peak(f32, 3) = %d, want %d", f32, want)
+	}
+	if want := int64(3 * 24 * 16 * 4); (len(DotKernels) > 0) != (bf16 == want) {
+		t.Errorf("Peak(bf16, 3) = %d with %d dot kernels, want %d", bf16, len(DotKernels), want)
+	}
+}

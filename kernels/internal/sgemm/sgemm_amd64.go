@@ -98,3 +98,31 @@ func available() []*Kernel {
 	}
 	return ks
 }
+
+// The peak loops (dot_amd64.s): n iterations of 24 independent vector
+// multiply-adds on registers.
+func peakFMA512(n int)
+func peakDot512(n int)
+func peakFMA256(n int)
+
+// Peak runs n iterations of this machine's widest multiply-add loop, float32
+// FMAs (VFMADD231PS) or, with bf16, bf16 dot products (VDPBF16PS), and
+// returns the floating-point operations done (a multiply-add counts 2), or
+// 0 when the machine lacks the instructions.
+func Peak(bf16 bool, n int) int64 {
+	x := cpu.X86
+	switch {
+	case bf16 && len(DotKernels) > 0:
+		peakDot512(n)
+		return int64(n) * 24 * 16 * 2 * 2
+	case bf16:
+		return 0
+	case x.HasAVX512F:
+		peakFMA512(n)
+		return int64(n) * 24 * 16 * 2
+	case x.HasAVX2 && x.HasFMA:
+		peakFMA256(n)
+		return int64(n) * 24 * 8 * 2
+	}
+	return 0
+}
