@@ -57,8 +57,14 @@ func (c *cpuBackend) MatMul(cb, ab, bb Buffer, p MatMulParams) {
 		c.matMulWidened(p, A, bm.at(B.off, nB), C, tA, lda, tB)
 		return
 	}
+	narrow := c.narrow(dot, bm.bf16, M, N)
 	item := func(bt int) {
-		c.gemm(dot, tA, tB, M, N, K, p.Alpha, A[bt*p.StrideA:][:M*K], lda, bm.at(B.off+bt*p.StrideB, K*N), ldb, p.Beta, C[bt*p.StrideC:][:M*N], N)
+		a, b, cc := A[bt*p.StrideA:][:M*K], bm.at(B.off+bt*p.StrideB, K*N), C[bt*p.StrideC:][:M*N]
+		if narrow {
+			c.gemmT(dot, tA, tB, M, N, K, p.Alpha, a, lda, b.f, ldb, p.Beta, cc)
+			return
+		}
+		c.gemm(dot, tA, tB, M, N, K, p.Alpha, a, lda, b, ldb, p.Beta, cc, N)
 	}
 	// Many small products: one goroutine per chunk of batch items (BLAS
 	// does not parallelize small matrices); large ones: BLAS threads.
@@ -72,6 +78,51 @@ func (c *cpuBackend) MatMul(cb, ab, bb Buffer, p MatMulParams) {
 	}
 	for bt := 0; bt < p.Batch; bt++ {
 		item(bt)
+	}
+}
+
+// narrow reports whether an M×N product with an f32 B runs faster as its
+// transpose: with the assembly kernels (dot, or the SGEMM that packs bf16
+// itself), when N is below the kernel's register tile width (the LoRA rank
+// r of x·Aᵀ, dT = dU·B, dB = dUᵀ·T) and M fills whole tiles of it.
+func (c *cpuBackend) narrow(dot, bf16B bool, M, N int) bool {
+	nr := c.alignN
+	switch {
+	case dot:
+		nr = c.dot.NR
+	case c.bgemm == nil: // gonum or OpenBLAS
+		return false
+	}
+	return !bf16B && N < nr && M >= 2*nr
+}
+
+// gemmT is gemm computed as Cᵀ = op(B)ᵀ·op(A)ᵀ into scratch (N×M) and
+// transposed into cc (M×N, leading dimension N). The kernels sum every
+// element's products in the same order either way (a·b = b·a), so cc gets
+// the bits gemm would give.
+func (c *cpuBackend) gemmT(dot bool, tA, tB blas.Transpose, M, N, K int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, cc []float32) {
+	sp := getScratch(M * N)
+	defer putScratch(sp)
+	ct := *sp
+	if beta != 0 {
+		for i := 0; i < M; i++ {
+			for j, v := range cc[i*N : i*N+N] {
+				ct[j*M+i] = v
+			}
+		}
+	}
+	flip := func(t blas.Transpose) blas.Transpose {
+		if t == blas.NoTrans {
+			return blas.Trans
+		}
+		return blas.NoTrans
+	}
+	c.gemm(dot, flip(tB), flip(tA), N, M, K, alpha, b, ldb, bmat{f: a}, lda, beta, ct, M)
+	for i := 0; i < M; i++ {
+		row := cc[i*N : i*N+N]
+		for j := range row {
+			row[j] = ct[j*M+i]
+		}
 	}
 }
 
