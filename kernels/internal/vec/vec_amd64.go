@@ -35,6 +35,9 @@ func axpbyAVX2(out, a, b *float32, n int, alpha, beta float32)
 func axAVX2(out, a *float32, n int, alpha float32)
 
 //go:noescape
+func adamWAVX2(pp, gp, mp, vp *float32, n int, a *AdamWParams)
+
+//go:noescape
 func dropoutAVX512(out, x *float32, n int, z0, th uint64, scale float32)
 
 // The *Vec functions run the assembly on every element, the last n mod 8
@@ -130,6 +133,17 @@ func axpbyVec(out, a, b []float32, alpha, beta float32) int {
 	} else {
 		axpbyAVX2(&out[0], &a[0], &b[0], n8, alpha, beta)
 	}
+	return n8
+}
+
+// adamWVec does the multiple-of-8 prefix: the reference's tail is the same
+// operations.
+func adamWVec(p, g, m, v []float32, a AdamWParams) int {
+	n8 := len(p) &^ 7
+	if !hasAVX2 || n8 == 0 {
+		return 0
+	}
+	adamWAVX2(&p[0], &g[0], &m[0], &v[0], n8, &a)
 	return n8
 }
 

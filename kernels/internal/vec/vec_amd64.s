@@ -433,6 +433,57 @@ axloop:
 axdone:
 	RET
 
+// func adamWAVX2(pp, gp, mp, vp *float32, n int, a *AdamWParams): AdamW on n elements, a multiple of 8.
+TEXT ·adamWAVX2(SB), NOSPLIT, $0-48
+	MOVQ pp+0(FP), DI
+	MOVQ gp+8(FP), SI
+	MOVQ mp+16(FP), DX
+	MOVQ vp+24(FP), R8
+	MOVQ n+32(FP), CX
+	MOVQ a+40(FP), AX
+	VBROADCASTSS (AX), Y8
+	VBROADCASTSS 4(AX), Y9
+	VBROADCASTSS 8(AX), Y10
+	VBROADCASTSS 12(AX), Y11
+	VBROADCASTSS 16(AX), Y12
+	VBROADCASTSS 20(AX), Y13
+	VBROADCASTSS 24(AX), Y14
+	VBROADCASTSS 28(AX), Y15
+	VBROADCASTSS 32(AX), Y7 // wd
+	SHRQ $3, CX
+	JZ adamwdone
+adamwloop:
+	VMOVUPS (SI), Y0 // g
+	VMULPS (DX), Y8, Y1
+	VMULPS Y0, Y9, Y2
+	VADDPS Y2, Y1, Y1 // m = b1·m + c1·g
+	VMULPS Y0, Y11, Y2
+	VMULPS Y0, Y2, Y2
+	VMULPS (R8), Y10, Y3
+	VADDPS Y2, Y3, Y3 // v = b2·v + (c2·g)·g
+	VMOVUPS Y1, (DX)
+	VMOVUPS Y3, (R8)
+	VSQRTPS Y3, Y4
+	VMULPS Y13, Y4, Y4
+	VADDPS Y14, Y4, Y4 // den = √v·rbc2 + eps
+	VDIVPS Y12, Y1, Y5
+	VDIVPS Y4, Y5, Y5 // m/bc1/den
+	VMOVUPS (DI), Y6
+	VMULPS Y6, Y7, Y2
+	VADDPS Y2, Y5, Y5
+	VMULPS Y5, Y15, Y5
+	VSUBPS Y5, Y6, Y6 // p -= lr·(m/bc1/den + wd·p)
+	VMOVUPS Y6, (DI)
+	ADDQ $32, SI
+	ADDQ $32, DX
+	ADDQ $32, R8
+	ADDQ $32, DI
+	DECQ CX
+	JNZ adamwloop
+	VZEROUPPER
+adamwdone:
+	RET
+
 DATA lanes<>+0(SB)/8, $0x0000000000000000
 DATA lanes<>+8(SB)/8, $0x9e3779b97f4a7c15
 DATA lanes<>+16(SB)/8, $0x3c6ef372fe94f82a

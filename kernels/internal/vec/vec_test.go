@@ -242,3 +242,36 @@ func TestExpShiftMatchesRef(t *testing.T) {
 		}
 	}
 }
+
+func TestAdamWMatchesRef(t *testing.T) {
+	if !hasAVX2 {
+		t.Skip("no assembly in this build or on this CPU: the function is its reference")
+	}
+	r := rand.New(rand.NewPCG(7, 8))
+	a := AdamWParams{B1: 0.9, C1: 1 - float32(0.9), B2: 0.999, C2: 1 - float32(0.999), BC1: 0.271, RBC2: 14.2, Eps: 1e-8, LR: 3e-4, WD: 0.01}
+	for _, n := range []int{0, 1, 7, 8, 9, 31, 1000} {
+		p, g, m, v := make([]float32, n), make([]float32, n), make([]float32, n), make([]float32, n)
+		for i := range p {
+			p[i], g[i], m[i] = float32(r.NormFloat64()), float32(r.NormFloat64()*1e-3), float32(r.NormFloat64()*1e-4)
+			v[i] = float32(r.Float64() * 1e-6)
+			if i%13 == 0 {
+				g[i], m[i], v[i] = 0, 0, 0 // den = eps
+			}
+		}
+		wp, wm, wv := append([]float32(nil), p...), append([]float32(nil), m...), append([]float32(nil), v...)
+		for i := range wp { // the reference loop
+			gi := g[i]
+			mi := float32(a.B1*wm[i]) + float32(a.C1*gi)
+			vi := float32(a.B2*wv[i]) + float32(float32(a.C2*gi)*gi)
+			wm[i], wv[i] = mi, vi
+			den := float32(float32(math.Sqrt(float64(vi)))*a.RBC2) + a.Eps
+			wp[i] -= a.LR * (float32(float32(mi/a.BC1)/den) + float32(a.WD*wp[i]))
+		}
+		AdamW(p, g, m, v, a)
+		for i := range p {
+			if !same(p[i], wp[i]) || !same(m[i], wm[i]) || !same(v[i], wv[i]) {
+				t.Fatalf("n=%d: AdamW[%d] = (%v, %v, %v), reference (%v, %v, %v)", n, i, p[i], m[i], v[i], wp[i], wm[i], wv[i])
+			}
+		}
+	}
+}
