@@ -28,12 +28,14 @@ test-long:
 # bench/ (one folder per benchmark); Go benchmark functions sit next to the
 # code they time. Installs OpenBLAS when missing.
 bench: deps-bench
+	go run ./bench/peak
 	sh bench/kernels/bench.sh
 	$(GO) test ./kernels/graph/ -run '^$$' -bench DecoderBlock -benchtime 5x
 	CGO_LDFLAGS=-lopenblas $(GO) test -tags openblas ./kernels/graph/ -run '^$$' -bench DecoderBlock -benchtime 5x
 	node bench/tokenizer/bench.mjs --model qwen3
 	node bench/tokenizer/bench.mjs --model llama3
 	sh bench/sft/sft_bench.sh
+	sh bench/sft/recompute.sh
 	sh bench/rollout/bench.sh
 	$(GO) test ./trainer/ -run '^$$' -bench GRPOStep -benchtime 2x -timeout 60m
 	sh bench/dist/bench.sh
@@ -41,6 +43,7 @@ bench: deps-bench
 
 deps-bench:
 	@ldconfig -p | grep -q libopenblas || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libopenblas-dev)
+	@/usr/bin/python3 -c 'import torch' 2>/dev/null || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-torch)
 
 # Paper 000 in miniature on a CPU (README.md, "The demo"): benchmark,
 # base-model evaluation, LoRA SFT, GRPO (RM-3, β = 3), tables and curves.

@@ -88,11 +88,27 @@ type Buffer interface {
 // W[out,in], so y = x·Wᵀ is TransB). Stride* are element offsets between
 // consecutive batch items; a zero stride broadcasts that operand (for Batch
 // > 1 a zero StrideC is invalid). A and C must be F32; B may be BF16.
+//
+// BF16 asks for bf16 products (PyTorch autocast's matmul): every element
+// of op(A) and op(B) rounded to bfloat16 (to nearest even; a bf16 B as it
+// is; subnormals may flush to zero), products exact, sums in float32 in a
+// backend-defined order. A backend without bf16 arithmetic (see
+// BF16Products) ignores it and computes the float32 product, so results
+// are then those of BF16 = false, bit for bit.
 type MatMulParams struct {
 	Batch, M, N, K            int
 	TransA, TransB            bool
 	Alpha, Beta               float32
 	StrideA, StrideB, StrideC int
+	BF16                      bool
+}
+
+// BF16Products reports whether be computes MatMuls with BF16 set in bf16
+// arithmetic (an optional method, BF16Products() bool, of the backend);
+// otherwise they are float32 products.
+func BF16Products(be Backend) bool {
+	x, ok := be.(interface{ BF16Products() bool })
+	return ok && x.BF16Products()
 }
 
 // AttnParams describes causal grouped-query attention.

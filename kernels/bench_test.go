@@ -17,6 +17,9 @@ import (
 //	default          Backend.MatMul as in the default (cgo-free) build: the
 //	                 packed assembly SGEMM, split over goroutines by cpu_matmul.go
 //	                 (gonum again where the machine has no AVX2+FMA)
+//	bf16             Backend.MatMul of the default build with BF16 set and
+//	                 a bf16 B (weights): the AVX512-BF16 dot GEMM, where
+//	                 the CPU has it (else the float32 product)
 //	openblas         Backend.MatMul in the -tags openblas build
 //	openblas-direct  OpenBLAS's sgemm called directly, its own threads
 //
@@ -27,7 +30,9 @@ import (
 // sgemmShapes: square sizes; the 896→4864 MLP Linear (y = x·Wᵀ) at a
 // batch-64 decode step and a 2048-token step; the demo model's shapes
 // (C=512, F=1408, 256 tokens): forward x·Wᵀ, backward dX = dY·W and
-// dW = dYᵀ·X; attention-like 2048×2048×128 products (Q·Kᵀ, P·V).
+// dW = dYᵀ·X; attention-like 2048×2048×128 products (Q·Kᵀ, P·V); at the
+// Qwen2.5-0.5B SFT step's 1024 tokens the MLP's dX = dY·W and the LoRA
+// shapes t = x·Aᵀ (r = 32) and dA = dTᵀ·X.
 var sgemmShapes = []struct {
 	m, n, k    int
 	transA, tB bool
@@ -43,6 +48,9 @@ var sgemmShapes = []struct {
 	{64, 512, 512, false, true},
 	{2048, 2048, 128, false, true},
 	{2048, 128, 2048, false, false},
+	{1024, 896, 4864, false, false},
+	{1024, 32, 896, false, true},
+	{32, 896, 1024, true, false},
 }
 
 func shapeName(m, n, k int, tA, tB bool) string {
@@ -62,6 +70,21 @@ var sgemmImpls = []sgemmImpl{
 	{"default", func(m, n, k int, tA, tB bool) func() error {
 		return backendSGEMM(newCPU(newGoBLAS().config()), m, n, k, tA, tB)
 	}},
+	{"bf16", func(m, n, k int, tA, tB bool) func() error {
+		return backendBF16(newCPU(newGoBLAS().config()), m, n, k, tA, tB)
+	}},
+}
+
+// backendBF16 is backendSGEMM with B stored bf16 and bf16 products.
+func backendBF16(be Backend, m, n, k int, tA, tB bool) func() error {
+	a, b, c := be.Alloc(F32, m*k), be.Alloc(BF16, k*n), be.Alloc(F32, m*n)
+	be.CopyIn(a, randF32(m*k))
+	be.CopyIn(b, randF32(k*n))
+	p := MatMulParams{Batch: 1, M: m, N: n, K: k, TransA: tA, TransB: tB, Alpha: 1, BF16: true}
+	return func() error {
+		be.MatMul(c, a, b, p)
+		return be.Sync()
+	}
 }
 
 func randF32(n int) []float32 {
@@ -167,6 +190,7 @@ func BenchmarkSGEMMPaired(b *testing.B) {
 				}
 			}
 			ratio("default/gonum", "default", "gonum")
+			ratio("bf16/default", "bf16", "default")
 			ratio("default/direct", "default", "openblas-direct")
 			ratio("openblas/direct", "openblas", "openblas-direct")
 			ratio("default/openblas", "default", "openblas")

@@ -6,6 +6,8 @@ import (
 	"sync/atomic"
 
 	"gonum.org/v1/gonum/blas"
+
+	"github.com/argrl/argrl/kernels/internal/sgemm"
 )
 
 // cpuBackend is the pure-Go Backend. Buffers live in Go memory: F32
@@ -46,6 +48,9 @@ type cpuBLAS struct {
 	split          bool
 	alignM, alignN int
 	gonum          bool // sgemm is gonum's (see widenWidth)
+	// dot is the bf16 dot-product kernel of MatMuls with BF16 set, nil
+	// without AVX512-BF16 (they are then float32 products).
+	dot *sgemm.DotKernel
 }
 
 // sgemmFunc is blas.Float32.Sgemm (row-major).
@@ -66,6 +71,7 @@ func NewCPU() Backend {
 }
 
 func newCPU(m cpuBLAS) *cpuBackend {
+	m.dot = sgemm.BestDot()
 	return &cpuBackend{cpuBLAS: m, par: runtime.GOMAXPROCS(0)}
 }
 
@@ -73,6 +79,10 @@ func (c *cpuBackend) Name() string { return "cpu/" + blasName }
 
 // Close does nothing: buffers are Go memory (or caller mappings).
 func (c *cpuBackend) Close() error { return nil }
+
+// BF16Products: MatMuls with BF16 set are bf16 products on CPUs with
+// AVX512-BF16 (see BF16Products).
+func (c *cpuBackend) BF16Products() bool { return c.dot != nil }
 
 func (c *cpuBackend) fail(err error) {
 	c.mu.Lock()

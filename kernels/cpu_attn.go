@@ -118,19 +118,13 @@ func (c *cpuBackend) attnFwdTile(g *attnGeom, a *attnBufs, p AttnParams, scale f
 		for _, x := range row[1:L] {
 			m = max(m, x)
 		}
-		for j, x := range row[:L] {
-			row[j] = x - m
-		}
-		vec.Exp(row[:L])
+		vec.ExpShift(row[:L], row[:L], m, 1)
 		var sum float32
 		for _, e := range row[:L] {
 			sum += e
 		}
 		clear(row[L:])
-		inv := 1 / sum
-		for j := range row[:L] {
-			row[j] *= inv
-		}
+		vec.AXPBY(row[:L], row[:L], nil, 1/sum, 0)
 		a.lse[g.loff+r*g.ldl] = m + float32(math.Log(float64(sum)))
 	}
 	// out = P·V in blocks of attnKeyBlock keys at fixed positions, so that a
@@ -228,10 +222,7 @@ func (c *cpuBackend) attnBwdTile(g *attnGeom, a *attnBufs, p AttnParams, scale f
 		for d, x := range do {
 			dsum += x * o[d]
 		}
-		for j := range prow[:L] {
-			prow[j] -= l
-		}
-		vec.Exp(prow[:L])
+		vec.ExpShift(prow[:L], prow[:L], l, 1)
 		for j, pj := range prow[:L] {
 			drow[j] = pj * (drow[j] - dsum) * scale
 		}

@@ -50,10 +50,7 @@ func (c *cpuBackend) LogProbs(lp, lse, ent, logits Buffer, targets []int32, N, V
 			for j0 := 0; j0 < V; j0 += len(buf) {
 				seg := row[j0:min(j0+len(buf), V)]
 				e := buf[:len(seg)]
-				for j, v := range seg {
-					e[j] = v - m
-				}
-				vec.Exp(e)
+				vec.ExpShift(e, seg, m, 1)
 				if ents == nil {
 					for _, ev := range e {
 						s += float64(ev)
@@ -103,15 +100,7 @@ func (c *cpuBackend) LogProbsBackward(dlogits, dlp, logits, lse Buffer, targets 
 				clear(out)
 				continue
 			}
-			g, ln := -d[n], l[n]
-			row := x.row(n, &tmp)
-			for v, xv := range row {
-				out[v] = xv - ln
-			}
-			vec.Exp(out)
-			for v := range out {
-				out[v] *= g
-			}
+			vec.ExpShift(out, x.row(n, &tmp), l[n], -d[n])
 			out[tg] += d[n]
 		}
 	})

@@ -1,6 +1,10 @@
 package kernels
 
-import "gonum.org/v1/gonum/blas"
+import (
+	"gonum.org/v1/gonum/blas"
+
+	"github.com/argrl/argrl/kernels/internal/sgemm"
+)
 
 // MatMul: C[b] = Alpha·op(A[b])·op(B[b]) + Beta·C[b] through sgemm.
 //
@@ -12,6 +16,10 @@ import "gonum.org/v1/gonum/blas"
 // while packing (no float32 copy of B; results bit-identical to the product
 // with the widened B). With gonum or OpenBLAS it is widened in column
 // blocks of at most widenBlockElems elements (matMulWidened).
+//
+// With p.BF16 on a CPU with AVX512-BF16 (c.dot), the product is the bf16
+// dot GEMM of kernels/internal/sgemm (operands rounded while packing, a
+// BF16 B read as it is, float32 sums); elsewhere BF16 is ignored.
 func (c *cpuBackend) MatMul(cb, ab, bb Buffer, p MatMulParams) {
 	k := c.check("MatMul")
 	nA, nB, nC := k.MatMul(p)
@@ -44,12 +52,19 @@ func (c *cpuBackend) MatMul(cb, ab, bb Buffer, p MatMulParams) {
 		tB, ldb = blas.Trans, K
 	}
 	bm := bmat{f: B.st.f, h: B.st.h, bf16: B.dt == BF16}
-	if bm.bf16 && c.bgemm == nil {
+	dot := p.BF16 && c.dot != nil
+	if bm.bf16 && c.bgemm == nil && !dot {
 		c.matMulWidened(p, A, bm.at(B.off, nB), C, tA, lda, tB)
 		return
 	}
+	narrow := c.narrow(dot, bm.bf16, M, N)
 	item := func(bt int) {
-		c.gemm(tA, tB, M, N, K, p.Alpha, A[bt*p.StrideA:][:M*K], lda, bm.at(B.off+bt*p.StrideB, K*N), ldb, p.Beta, C[bt*p.StrideC:][:M*N], N)
+		a, b, cc := A[bt*p.StrideA:][:M*K], bm.at(B.off+bt*p.StrideB, K*N), C[bt*p.StrideC:][:M*N]
+		if narrow {
+			c.gemmT(dot, tA, tB, M, N, K, p.Alpha, a, lda, b.f, ldb, p.Beta, cc)
+			return
+		}
+		c.gemm(dot, tA, tB, M, N, K, p.Alpha, a, lda, b, ldb, p.Beta, cc, N)
 	}
 	// Many small products: one goroutine per chunk of batch items (BLAS
 	// does not parallelize small matrices); large ones: BLAS threads.
@@ -63,6 +78,51 @@ func (c *cpuBackend) MatMul(cb, ab, bb Buffer, p MatMulParams) {
 	}
 	for bt := 0; bt < p.Batch; bt++ {
 		item(bt)
+	}
+}
+
+// narrow reports whether an M×N product with an f32 B runs faster as its
+// transpose: with the assembly kernels (dot, or the SGEMM that packs bf16
+// itself), when N is below the kernel's register tile width (the LoRA rank
+// r of x·Aᵀ, dT = dU·B, dB = dUᵀ·T) and M fills whole tiles of it.
+func (c *cpuBackend) narrow(dot, bf16B bool, M, N int) bool {
+	nr := c.alignN
+	switch {
+	case dot:
+		nr = c.dot.NR
+	case c.bgemm == nil: // gonum or OpenBLAS
+		return false
+	}
+	return !bf16B && N < nr && M >= 2*nr
+}
+
+// gemmT is gemm computed as Cᵀ = op(B)ᵀ·op(A)ᵀ into scratch (N×M) and
+// transposed into cc (M×N, leading dimension N). The kernels sum every
+// element's products in the same order either way (a·b = b·a), so cc gets
+// the bits gemm would give.
+func (c *cpuBackend) gemmT(dot bool, tA, tB blas.Transpose, M, N, K int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, cc []float32) {
+	sp := getScratch(M * N)
+	defer putScratch(sp)
+	ct := *sp
+	if beta != 0 {
+		for i := 0; i < M; i++ {
+			for j, v := range cc[i*N : i*N+N] {
+				ct[j*M+i] = v
+			}
+		}
+	}
+	flip := func(t blas.Transpose) blas.Transpose {
+		if t == blas.NoTrans {
+			return blas.Trans
+		}
+		return blas.NoTrans
+	}
+	c.gemm(dot, flip(tB), flip(tA), N, M, K, alpha, b, ldb, bmat{f: a}, lda, beta, ct, M)
+	for i := 0; i < M; i++ {
+		row := cc[i*N : i*N+N]
+		for j := range row {
+			row[j] = ct[j*M+i]
+		}
 	}
 }
 
@@ -89,27 +149,38 @@ func (m bmat) from(off int) bmat {
 	return bmat{f: m.f[off:]}
 }
 
-// sgemm1 is one single call of the BLAS with B f32 or (c.bgemm) bf16.
-func (c *cpuBackend) sgemm1(tA, tB blas.Transpose, M, N, K int, alpha float32, a []float32, lda int, b bmat, ldb int, beta float32, cc []float32, ldc int) {
-	if b.bf16 {
+// sgemm1 is one single call of the BLAS with B f32 or (c.bgemm) bf16, or
+// of the bf16 dot GEMM when dot.
+func (c *cpuBackend) sgemm1(dot bool, tA, tB blas.Transpose, M, N, K int, alpha float32, a []float32, lda int, b bmat, ldb int, beta float32, cc []float32, ldc int) {
+	switch {
+	case dot && b.bf16:
+		sgemm.GemmDotBF16(c.dot, tA != blas.NoTrans, tB != blas.NoTrans, M, N, K, alpha, a, lda, b.h, ldb, beta, cc, ldc)
+	case dot:
+		sgemm.GemmDot(c.dot, tA != blas.NoTrans, tB != blas.NoTrans, M, N, K, alpha, a, lda, b.f, ldb, beta, cc, ldc)
+	case b.bf16:
 		c.bgemm(tA, tB, M, N, K, alpha, a, lda, b.h, ldb, beta, cc, ldc)
-		return
+	default:
+		c.sgemm(tA, tB, M, N, K, alpha, a, lda, b.f, ldb, beta, cc, ldc)
 	}
-	c.sgemm(tA, tB, M, N, K, alpha, a, lda, b.f, ldb, beta, cc, ldc)
 }
 
-// gemm is one sgemm; with c.split, a product of at least 2²¹ multiply-adds
-// is cut into c.par blocks of rows of C (or of columns when N > M), one
-// single-threaded BLAS call per goroutine. Blocks are multiples of
-// c.alignM rows (c.alignN columns): the BLAS's register tile.
-func (c *cpuBackend) gemm(tA, tB blas.Transpose, M, N, K int, alpha float32, a []float32, lda int, b bmat, ldb int, beta float32, cc []float32, ldc int) {
-	if !c.split || c.par < 2 || M*N*K < 1<<21 {
-		c.sgemm1(tA, tB, M, N, K, alpha, a, lda, b, ldb, beta, cc, ldc)
+// gemm is one sgemm (dot: one bf16 dot GEMM); with c.split (always for the
+// dot GEMM), a product of at least 2²¹ multiply-adds is cut into c.par
+// blocks of rows of C (or of columns when N > M), one single-threaded call
+// per goroutine. Blocks are multiples of the kernel's register tile
+// (c.alignM rows, c.alignN columns).
+func (c *cpuBackend) gemm(dot bool, tA, tB blas.Transpose, M, N, K int, alpha float32, a []float32, lda int, b bmat, ldb int, beta float32, cc []float32, ldc int) {
+	split, alignM, alignN := c.split, c.alignM, c.alignN
+	if dot {
+		split, alignM, alignN = true, c.dot.MR, c.dot.NR
+	}
+	if !split || c.par < 2 || M*N*K < 1<<21 {
+		c.sgemm1(dot, tA, tB, M, N, K, alpha, a, lda, b, ldb, beta, cc, ldc)
 		return
 	}
 	if M >= N {
 		blk := (M + c.par - 1) / c.par
-		blk = (blk + c.alignM - 1) / c.alignM * c.alignM
+		blk = (blk + alignM - 1) / alignM * alignM
 		c.parallelFor((M+blk-1)/blk, 1, func(lo, hi int) {
 			for i := lo; i < hi; i++ {
 				m0 := i * blk
@@ -118,13 +189,13 @@ func (c *cpuBackend) gemm(tA, tB blas.Transpose, M, N, K int, alpha float32, a [
 				if tA == blas.Trans {
 					aoff = m0 // columns of the stored K×M A
 				}
-				c.sgemm1(tA, tB, mb, N, K, alpha, a[aoff:], lda, b, ldb, beta, cc[m0*ldc:], ldc)
+				c.sgemm1(dot, tA, tB, mb, N, K, alpha, a[aoff:], lda, b, ldb, beta, cc[m0*ldc:], ldc)
 			}
 		})
 		return
 	}
 	blk := (N + c.par - 1) / c.par
-	blk = (blk + c.alignN - 1) / c.alignN * c.alignN
+	blk = (blk + alignN - 1) / alignN * alignN
 	c.parallelFor((N+blk-1)/blk, 1, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			n0 := i * blk
@@ -133,7 +204,7 @@ func (c *cpuBackend) gemm(tA, tB blas.Transpose, M, N, K int, alpha float32, a [
 			if tB == blas.Trans {
 				boff = n0 * ldb // rows of the stored N×K B
 			}
-			c.sgemm1(tA, tB, M, nb, K, alpha, a, lda, b.from(boff), ldb, beta, cc[n0:], ldc)
+			c.sgemm1(dot, tA, tB, M, nb, K, alpha, a, lda, b.from(boff), ldb, beta, cc[n0:], ldc)
 		}
 	})
 }
@@ -171,7 +242,7 @@ func (c *cpuBackend) matMulWidened(p MatMulParams, A []float32, b bmat, C []floa
 			if bt == 0 || p.StrideB != 0 {
 				c.widenCols(blk, b.h[bt*p.StrideB:][:K*N], tB == blas.Trans, K, N, n0, w)
 			}
-			c.gemm(tA, tB, M, w, K, p.Alpha, A[bt*p.StrideA:][:M*K], lda, bmat{f: blk}, ldw, p.Beta, C[bt*p.StrideC+n0:], N)
+			c.gemm(false, tA, tB, M, w, K, p.Alpha, A[bt*p.StrideA:][:M*K], lda, bmat{f: blk}, ldw, p.Beta, C[bt*p.StrideC+n0:], N)
 		}
 	}
 }

@@ -387,14 +387,8 @@ func (c *cpuBackend) AdamW(param, grad, m, v Buffer, n int, p AdamWParams) {
 	bc1 := float32(1 - math.Pow(float64(b1), float64(p.Step)))
 	bc2 := float32(1 - math.Pow(float64(b2), float64(p.Step)))
 	rbc2 := float32(1 / math.Sqrt(float64(bc2)))
+	a := vec.AdamWParams{B1: b1, C1: 1 - b1, B2: b2, C2: 1 - b2, BC1: bc1, RBC2: rbc2, Eps: p.Eps, LR: p.LR, WD: p.WeightDecay}
 	c.parallelFor(n, grainElems/4, func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			gi := g[i]
-			mi := b1*ms[i] + (1-b1)*gi
-			vi := b2*vs[i] + (1-b2)*gi*gi
-			ms[i], vs[i] = mi, vi
-			den := float32(math.Sqrt(float64(vi)))*rbc2 + p.Eps
-			ps[i] -= p.LR * (mi/bc1/den + p.WeightDecay*ps[i])
-		}
+		vec.AdamW(ps[lo:hi], g[lo:hi], ms[lo:hi], vs[lo:hi], a)
 	})
 }

@@ -23,6 +23,8 @@ import "math"
 //			}
 //		}
 //	}
+//
+// With p.BF16, opA and opB are rounded to bfloat16 first (bf16r).
 func RefMatMul(c, a, b []float64, p MatMulParams) {
 	M, N, K := p.M, p.N, p.K
 	for bt := 0; bt < p.Batch; bt++ {
@@ -42,6 +44,9 @@ func RefMatMul(c, a, b []float64, p MatMulParams) {
 					} else {
 						y = B[l*N+j]
 					}
+					if p.BF16 {
+						x, y = bf16r(x), bf16r(y)
+					}
 					s += x * y
 				}
 				v := float64(p.Alpha) * s
@@ -53,6 +58,9 @@ func RefMatMul(c, a, b []float64, p MatMulParams) {
 		}
 	}
 }
+
+// bf16r rounds x to float32, then to bfloat16 (BF16FromFloat32).
+func bf16r(x float64) float64 { return float64(Float32FromBF16(BF16FromFloat32(float32(x)))) }
 
 // RefEmbedding is the reference for Backend.Embedding:
 //

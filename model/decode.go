@@ -242,7 +242,7 @@ func (d *KVCache) run(ids []int32, B, T int) act {
 // head writes logits [B, V] for the normed hidden states hf [B, C].
 func (d *KVCache) head(hf kernels.Buffer, B int) {
 	m, c := d.m, d.m.Config
-	m.be.MatMul(d.logitsView(B), hf, m.w.head().LMHead.W, kernels.MatMulParams{Batch: 1, M: B, N: c.VocabSize, K: c.HiddenSize, TransB: true, Alpha: 1})
+	m.be.MatMul(d.logitsView(B), hf, m.w.head().LMHead.W, kernels.MatMulParams{Batch: 1, M: B, N: c.VocabSize, K: c.HiddenSize, TransB: true, Alpha: 1, BF16: m.bf16})
 }
 
 // scratchRstd is the rstd scratch cut to n elements (n ≤ rows·Hq).

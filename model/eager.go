@@ -92,14 +92,14 @@ func (e *eagerOps) linear(x act, l *Linear) act {
 	m := e.d.m
 	out, in := l.W.Shape[0], l.W.Shape[1]
 	o := e.out(out)
-	m.be.MatMul(o.buf, x.buf, l.W.W, kernels.MatMulParams{Batch: 1, M: e.n, N: out, K: in, TransB: true, Alpha: 1})
+	m.be.MatMul(o.buf, x.buf, l.W.W, kernels.MatMulParams{Batch: 1, M: e.n, N: out, K: in, TransB: true, Alpha: 1, BF16: m.bf16})
 	if l.lora == nil || m.scale == 0 {
 		return o
 	}
 	r := m.lora.r
 	t := e.a.get(e.n * r)
-	m.be.MatMul(t, x.buf, l.lora.A.W, kernels.MatMulParams{Batch: 1, M: e.n, N: r, K: in, TransB: true, Alpha: 1})
-	m.be.MatMul(o.buf, t, l.lora.B.W, kernels.MatMulParams{Batch: 1, M: e.n, N: out, K: r, TransB: true, Alpha: m.scale, Beta: 1})
+	m.be.MatMul(t, x.buf, l.lora.A.W, kernels.MatMulParams{Batch: 1, M: e.n, N: r, K: in, TransB: true, Alpha: 1, BF16: m.bf16})
+	m.be.MatMul(o.buf, t, l.lora.B.W, kernels.MatMulParams{Batch: 1, M: e.n, N: out, K: r, TransB: true, Alpha: m.scale, Beta: 1, BF16: m.bf16})
 	return o
 }
 

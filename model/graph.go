@@ -39,6 +39,7 @@ type graphOps struct {
 	bind     map[*gorgonia.Node]kernels.Buffer
 	cos, sin *gorgonia.Node
 	err      error
+	starts   []int64 // setLayer calls: the id of the next node at each
 }
 
 // in returns the input node of a device tensor (one per tensor).
@@ -71,7 +72,26 @@ func (c *graphOps) act(n *gorgonia.Node, err error) act {
 
 var _ ops = (*graphOps)(nil)
 
-func (c *graphOps) setLayer(int) {}
+// setLayer records the id the graph's next node gets (ids count the nodes
+// added so far, in creation order).
+func (c *graphOps) setLayer(int) { c.starts = append(c.starts, int64(len(c.g.AllNodes()))) }
+
+// segments groups the graph's op nodes by the decoder layer that created
+// them: the recompute segments of Options.Recompute.
+func (c *graphOps) segments() [][]*gorgonia.Node {
+	out := make([][]*gorgonia.Node, max(0, len(c.starts)-1))
+	for _, n := range c.g.AllNodes() {
+		if n.Op() == nil {
+			continue
+		}
+		for l := range out {
+			if n.ID() >= c.starts[l] && n.ID() < c.starts[l+1] {
+				out[l] = append(out[l], n)
+			}
+		}
+	}
+	return out
+}
 
 func (c *graphOps) embed(table *Param) act {
 	return c.act(graph.Embedding(c.in(table), c.b))
@@ -90,7 +110,7 @@ func (c *graphOps) linear(x act, l *Linear) act {
 	if c.err != nil {
 		return act{}
 	}
-	y := c.ok(graph.Linear(x.node, c.in(l.W)))
+	y := c.ok(c.m.linearOp(x.node, c.in(l.W)))
 	if l.lora == nil || c.err != nil {
 		return c.act(y, nil)
 	}
@@ -98,11 +118,14 @@ func (c *graphOps) linear(x act, l *Linear) act {
 	if p := c.m.lora.dropout; p > 0 {
 		xd = c.ok(graph.Dropout(xd, p, c.b))
 	}
-	t := c.ok(graph.Linear(xd, c.in(l.lora.A)))
+	t := c.ok(c.m.linearOp(xd, c.in(l.lora.A)))
 	if c.err != nil {
 		return act{}
 	}
-	u := c.ok(graph.ScaleVar(c.ok(graph.Linear(t, c.in(l.lora.B))), &c.m.scale))
+	if c.m.lora.r <= graph.LoRAMaxRank { // the branch accumulated into y
+		return c.act(graph.LoRAUp(y, t, c.in(l.lora.B), &c.m.scale, c.m.bf16))
+	}
+	u := c.ok(graph.ScaleVar(c.ok(c.m.linearOp(t, c.in(l.lora.B))), &c.m.scale))
 	if c.err != nil {
 		return act{}
 	}
@@ -145,6 +168,19 @@ func (c *graphOps) swiGLU(gate, up act) act {
 	return c.act(graph.SwiGLU(gate.node, up.node))
 }
 
+// headChunkRows bounds the rows of one chunk of logits with Recompute
+// layer (graph.LogProbsLinear): 512·V floats, 311 MB at V = 151936 (a
+// variable for tests).
+var headChunkRows = 512
+
+// linearOp is graph.Linear, or graph.LinearBF16 with Compute bf16.
+func (m *Model) linearOp(x, w *gorgonia.Node) (*gorgonia.Node, error) {
+	if m.bf16 {
+		return graph.LinearBF16(x, w)
+	}
+	return graph.Linear(x, w)
+}
+
 // modelGraph is the graph of one (B, T) with its executors.
 type modelGraph struct {
 	B, T      int
@@ -155,7 +191,8 @@ type modelGraph struct {
 	value     *gorgonia.Node // [N, 1] or nil
 	dlp, dval *gorgonia.Node // Late inputs
 	grads     []*gorgonia.Node
-	train     *graph.Executor // lazily compiled
+	segments  [][]*gorgonia.Node // per layer, with Options.Recompute layer
+	train     *graph.Executor    // lazily compiled
 	eval      *graph.Executor
 	used      uint64 // LRU clock
 }
@@ -181,14 +218,24 @@ func (m *Model) build(B, T int) (*modelGraph, error) {
 	if c.err != nil {
 		return nil, c.err
 	}
-	logits := c.ok(graph.Linear(hf.node, c.in(m.w.head().LMHead)))
-	if c.err != nil {
-		return nil, c.err
-	}
 	mg := &modelGraph{B: B, T: T, g: c.g, b: c.b, bind: c.bind}
 	var err error
-	if mg.lp, mg.ent, err = graph.LogProbs(logits, c.b, true); err != nil {
-		return nil, err
+	head := m.w.head().LMHead
+	if m.recompute && head.G == nil { // a frozen head: logits in chunks of rows
+		if mg.lp, mg.ent, err = graph.LogProbsLinear(hf.node, c.in(head), c.b, headChunkRows, m.bf16); err != nil {
+			return nil, err
+		}
+	} else {
+		logits := c.ok(m.linearOp(hf.node, c.in(head)))
+		if c.err != nil {
+			return nil, c.err
+		}
+		if mg.lp, mg.ent, err = graph.LogProbs(logits, c.b, true); err != nil {
+			return nil, err
+		}
+	}
+	if m.recompute {
+		mg.segments = c.segments()
 	}
 	if m.vw != nil {
 		mg.value = c.ok(graph.AddBias(c.ok(graph.Linear(hf.node, c.in(m.vw))), c.in(m.vb)))
@@ -241,7 +288,7 @@ func (mg *modelGraph) planned() int64 {
 	for _, e := range []*graph.Executor{mg.train, mg.eval} {
 		if e != nil {
 			st := e.Stats()
-			n += st.SlotElems + st.PinnedElems + st.StashElems/2
+			n += st.SlotElems + st.ScratchElems + st.PinnedElems + st.StashElems/2
 		}
 	}
 	return 4 * n
@@ -321,6 +368,7 @@ func (m *Model) executor(mg *modelGraph, train bool) (*graph.Executor, error) {
 			cfg.StashBF16 = true
 		}
 		cfg.Outputs = append(cfg.Outputs, mg.grads...)
+		cfg.Segments = mg.segments
 		cfg.Late = []*gorgonia.Node{mg.dlp}
 		if mg.dval != nil {
 			cfg.Late = append(cfg.Late, mg.dval)

@@ -30,7 +30,8 @@ type act struct {
 
 // ops are the operations of a decoder layer.
 type ops interface {
-	// setLayer marks the start of layer l (eagerOps recycles scratch).
+	// setLayer marks the start of layer l (eagerOps recycles scratch), and
+	// with l = the layer count the end of the last layer.
 	setLayer(l int)
 	// embed gathers table [V, C] rows for the pass's token ids: [n, C].
 	embed(table *Param) act
@@ -68,5 +69,6 @@ func forward(o ops, w Weights) act {
 		o.setLayer(l)
 		x = w.layer(l).forward(o, x, l)
 	}
+	o.setLayer(w.numLayers())
 	return o.rmsNorm(x, h.Norm)
 }

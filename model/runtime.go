@@ -85,6 +85,20 @@ type Options struct {
 	// (activations, logits, gradients; 0: 4 GiB): least recently used
 	// graphs are evicted beyond it, the one in use is always kept.
 	GraphBytes int64
+	// Compute is the arithmetic of the linear layers' and the LM head's
+	// matmuls, forward and backward, in training, scoring and decoding:
+	// "f32" (or "") float32, "bf16" bf16 products with float32 sums
+	// (kernels.MatMulParams.BF16: activations and weights rounded to
+	// bfloat16, as PyTorch's bf16 autocast), which computes as f32 on a
+	// backend without bf16 products (kernels.BF16Products).
+	Compute string
+	// Recompute is "none" (or "") or "layer": training keeps only each
+	// decoder layer's input (and the final norm's) between Forward and
+	// Backward, runs the layer's forward again right before its backward,
+	// and evaluates the LM head and log-softmax in chunks of rows (so the
+	// logits never exist for the whole batch). Gradients are bit-identical
+	// to "none"; it costs about one more forward pass.
+	Recompute string
 }
 
 // Model is a checkpoint on a Backend. It is not safe for concurrent use.
@@ -105,6 +119,8 @@ type Model struct {
 	maxLen  int
 	eps     float32
 
+	bf16      bool       // Options.Compute is bf16: matmuls with bf16 products
+	recompute bool       // Options.Recompute is layer
 	lora      *loraState // nil without adapters
 	scale     float32    // the run-time LoRA scale the graphs read: α/r, or 0 (off / merged)
 	adapters  bool       // SetAdapters state
@@ -133,6 +149,12 @@ func Open(dir string, be kernels.Backend, o Options) (*Model, error) {
 	if o.TBucket < 0 || o.MaxGraphs < 0 || o.MaxLen < 0 {
 		return nil, fmt.Errorf("model: Open %s: negative TBucket, MaxGraphs or MaxLen", dir)
 	}
+	if o.Compute != "" && o.Compute != "f32" && o.Compute != "bf16" {
+		return nil, fmt.Errorf("model: Open %s: Compute %q: want f32 or bf16", dir, o.Compute)
+	}
+	if o.Recompute != "" && o.Recompute != "none" && o.Recompute != "layer" {
+		return nil, fmt.Errorf("model: Open %s: Recompute %q: want none or layer", dir, o.Recompute)
+	}
 	if err := verifyDir(dir); err != nil {
 		return nil, err
 	}
@@ -154,7 +176,7 @@ func Open(dir string, be kernels.Backend, o Options) (*Model, error) {
 		return nil, err
 	}
 	m := &Model{Config: c, Dir: dir, be: be, opt: o, w: ck.w, byName: map[string]*Param{},
-		eps: float32(c.RMSNormEps), adapters: true}
+		eps: float32(c.RMSNormEps), adapters: true, bf16: o.Compute == "bf16", recompute: o.Recompute == "layer"}
 	if o.TBucket == 0 {
 		m.opt.TBucket = 16
 	}

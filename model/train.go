@@ -149,6 +149,28 @@ func (m *Model) Forward(seqs [][]int32, adapters bool) (*Outputs, error) {
 	return m.outputs(ex, mg, seqs)
 }
 
+// TrainPlan compiles the training graph of a micro-batch of B sequences
+// of up to T tokens (as Step would, without running it) and returns its
+// memory plan: the activation memory (graph.Stats.ActivationBytes) is
+// what Options.Recompute trades for time.
+func (m *Model) TrainPlan(B, T int) (graph.Stats, error) {
+	if len(m.trainable) == 0 {
+		return graph.Stats{}, fmt.Errorf("model: TrainPlan: nothing to train")
+	}
+	if B <= 0 || T <= 0 || T > m.maxLen {
+		return graph.Stats{}, fmt.Errorf("model: TrainPlan: B = %d, T = %d: want B > 0 and 0 < T ≤ MaxLen %d", B, T, m.maxLen)
+	}
+	mg, err := m.graphFor(B, T)
+	if err != nil {
+		return graph.Stats{}, err
+	}
+	ex, err := m.executor(mg, true)
+	if err != nil {
+		return graph.Stats{}, err
+	}
+	return ex.Stats(), nil
+}
+
 // LogProbs is Forward(seqs, adapters).LogProbs.
 func (m *Model) LogProbs(seqs [][]int32, adapters bool) ([][]float32, error) {
 	o, err := m.Forward(seqs, adapters)

@@ -10,7 +10,12 @@ package trainer
 //
 //	SFT_BENCH_MODEL=/tmp/argrl-small go test ./trainer/ -run '^$' -bench SFTStep -benchtime 5x
 //
-// SFT_BENCH_B and SFT_BENCH_T change the batch (default 4 × 256).
+// SFT_BENCH_B and SFT_BENCH_T change the batch (default 4 × 256);
+// SFT_BENCH_COMPUTE and SFT_BENCH_RECOMPUTE set model.compute (f32, bf16)
+// and model.recompute (none, layer); SFT_BENCH_PLAN_ONLY=1 compiles the
+// step's graph and reports its memory plan without running a step. Besides
+// tokens/s it reports the step's matmul GFLOP/s (sftFLOPs) and the
+// activation memory of its plan (graph.Stats.ActivationBytes) in MB.
 
 import (
 	"os"
@@ -45,7 +50,8 @@ func BenchmarkSFTStep(b *testing.B) {
 	}
 	B, T := benchEnvInt(b, "SFT_BENCH_B", 4), benchEnvInt(b, "SFT_BENCH_T", 256)
 	be := kernels.NewCPU()
-	m, err := model.Open(dir, be, model.Options{LoRA: &model.LoRAOptions{R: 32, Alpha: 64, Dropout: 0.05, Seed: 1}, MaxLen: T})
+	m, err := model.Open(dir, be, model.Options{LoRA: &model.LoRAOptions{R: 32, Alpha: 64, Dropout: 0.05, Seed: 1}, MaxLen: T,
+		Compute: os.Getenv("SFT_BENCH_COMPUTE"), Recompute: os.Getenv("SFT_BENCH_RECOMPUTE")})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -63,6 +69,14 @@ func BenchmarkSFTStep(b *testing.B) {
 			}
 		}
 		exs[i], sb.Micro[0][i] = ex, i
+	}
+	plan, err := m.TrainPlan(B, T)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if os.Getenv("SFT_BENCH_PLAN_ONLY") == "1" {
+		b.ReportMetric(float64(plan.ActivationBytes())/1e6, "activation-MB")
+		return
 	}
 	params := m.Trainable()
 	opt, err := optim.NewAdamW(be, params, adamWConfig(config.Default().Optim))
@@ -93,6 +107,26 @@ func BenchmarkSFTStep(b *testing.B) {
 		times = append(times, time.Since(t0).Seconds())
 	}
 	b.ReportMetric(float64(B*T)/median(times), "tokens/s")
+	b.ReportMetric(sftFLOPs(m.Config, 32, T)*float64(B*T)/median(times)/1e9, "GFLOP/s")
+	b.ReportMetric(float64(plan.ActivationBytes())/1e6, "activation-MB") // after ResetTimer, which clears metrics
+}
+
+// sftFLOPs is the matmul work of one SFT step per token, in floating-point
+// operations (a multiply-add counts 2), with LoRA rank r on every linear
+// layer and sequences of T tokens: per linear layer of in → out features
+// 2·in·out forward and 2·in·out for ∂x (the weight is frozen), the LoRA
+// branch 2·r·(in+out) forward and 4·r·(in+out) backward; causal attention
+// (T/2 keys on average) 2·D·T·Hq forward and 5·D·T·Hq backward (scores
+// recomputed); the LM head 2·C·V forward and 2·C·V for ∂x.
+func sftFLOPs(c *model.Config, r, T int) float64 {
+	C, F, D := float64(c.HiddenSize), float64(c.IntermediateSize), float64(c.HeadDim)
+	q, kv := float64(c.NumHeads)*D, float64(c.NumKVHeads)*D
+	layer := 0.0
+	for _, l := range [][2]float64{{C, q}, {C, kv}, {C, kv}, {q, C}, {C, F}, {C, F}, {F, C}} {
+		layer += 4*l[0]*l[1] + 6*float64(r)*(l[0]+l[1])
+	}
+	layer += 7 * D * float64(T) * float64(c.NumHeads)
+	return float64(c.NumLayers)*layer + 4*C*float64(c.VocabSize)
 }
 
 func median(xs []float64) float64 {

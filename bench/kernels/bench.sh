@@ -12,6 +12,11 @@
 #   default/openblas and openblas/direct from the openblas build, which
 #   times all four. The GF/s columns come from two processes at different
 #   moments; on a shared machine only the ratios compare like with like.
+# The bf16 column is the default build's MatMul with bf16 products on a
+# bf16 B (the AVX512-BF16 dot GEMM; model.compute bf16), bf16/default its
+# speed-up over the float32 product, both in the default build's process;
+# the last two columns are the default (f32) and bf16 figures as shares of
+# the machine's multiply-add peak (bench/peak, same threads).
 # Then the elementwise loops of kernels/internal/vec before/after
 # (BenchmarkVecPaired: scalar reference loop vs assembly, alternating).
 # Run from the repository root:  sh bench/kernels/bench.sh
@@ -32,9 +37,13 @@ fi
 echo "bench/kernels/bench.sh: elementwise before/after (kernels/internal/vec) ..." >&2
 go test -run '^$' -bench '^BenchmarkVecPaired$' -count "$COUNT" ./kernels/internal/vec/ >"$tmp/vec.txt"
 grep -m1 '^cpu:' "$tmp/default.txt" || true
+go run ./bench/peak >"$tmp/peak.json"
+peak=$(sed 's/[{}"]//g; s/,/ /g' "$tmp/peak.json")
+echo "peak (bench/peak): $peak"
 go test -count=1 -run '^TestDefaultBLASName$' -v ./kernels/ 2>/dev/null | grep -o 'cpu/[a-z0-9-]*' | head -1 | sed 's/^/default build backend: /' || true
 
-{ sed 's/^/D /' "$tmp/default.txt"; sed 's/^/O /' "$tmp/openblas.txt"; } | awk '
+{ sed 's/^/D /' "$tmp/default.txt"; sed 's/^/O /' "$tmp/openblas.txt"; } | awk -v peak="$peak" '
+BEGIN { np = split(peak, kv, " "); for (i = 1; i <= np; i++) { split(kv[i], p, ":"); pk[p[1]] = p[2] } }
 function metric(name,    i) { for (i = 3; i < NF; i++) if ($(i+1) == name) return $i; return "" }
 function add(key, v) { if (v == "") return; n[key]++; val[key, n[key]] = v + 0 }
 function median(key,    m, i, j, t, a) {
@@ -49,16 +58,18 @@ $2 ~ /^BenchmarkSGEMMPaired\// {
 	b = $1
 	add(b "gonum" SUBSEP sh, metric("gonum-GFLOP/s")); add(b "default" SUBSEP sh, metric("default-GFLOP/s"))
 	add(b "dg" SUBSEP sh, metric("default/gonum"))
+	add(b "bf" SUBSEP sh, metric("bf16-GFLOP/s")); add(b "bd" SUBSEP sh, metric("bf16/default"))
 	add(b "ob" SUBSEP sh, metric("openblas-GFLOP/s")); add(b "direct" SUBSEP sh, metric("openblas-direct-GFLOP/s"))
 	add(b "dd" SUBSEP sh, metric("default/direct")); add(b "od" SUBSEP sh, metric("openblas/direct"))
 	add(b "do" SUBSEP sh, metric("default/openblas"))
 }
 END {
-	printf "%-20s %8s %8s %9s %8s %14s %15s %17s %16s\n", "SGEMM MxNxK(opA,opB)", "gonum", "default", "openblas", "direct", "default/gonum", "default/direct", "default/openblas", "openblas/direct"
-	printf "%-20s %8s %8s %9s %8s %14s %15s %17s %16s\n", "", "GF/s", "GF/s", "GF/s", "GF/s", "(default bld)", "(openblas bld)", "(openblas bld)", "(openblas bld)"
+	printf "%-20s %8s %8s %8s %9s %8s %14s %13s %15s %17s %16s %9s %9s\n", "SGEMM MxNxK(opA,opB)", "gonum", "default", "bf16", "openblas", "direct", "default/gonum", "bf16/default", "default/direct", "default/openblas", "openblas/direct", "f32 peak", "bf16 peak"
+	printf "%-20s %8s %8s %8s %9s %8s %14s %13s %15s %17s %16s %9s %9s\n", "", "GF/s", "GF/s", "GF/s", "GF/s", "GF/s", "(default bld)", "(default bld)", "(openblas bld)", "(openblas bld)", "(openblas bld)", "default", "bf16"
 	for (s = 1; s <= ns; s++) {
 		sh = order[s]
-		printf "%-20s %8.1f %8.1f %9.1f %8.1f %14.2f %15.2f %17.2f %16.2f\n", sh, median("Dgonum" SUBSEP sh), median("Ddefault" SUBSEP sh), median("Oob" SUBSEP sh), median("Odirect" SUBSEP sh), median("Ddg" SUBSEP sh), median("Odd" SUBSEP sh), median("Odo" SUBSEP sh), median("Ood" SUBSEP sh)
+		d = median("Ddefault" SUBSEP sh); bf = median("Dbf" SUBSEP sh)
+		printf "%-20s %8.1f %8.1f %8.1f %9.1f %8.1f %14.2f %13.2f %15.2f %17.2f %16.2f %8.0f%% %8.0f%%\n", sh, median("Dgonum" SUBSEP sh), d, bf, median("Oob" SUBSEP sh), median("Odirect" SUBSEP sh), median("Ddg" SUBSEP sh), median("Dbd" SUBSEP sh), median("Odd" SUBSEP sh), median("Odo" SUBSEP sh), median("Ood" SUBSEP sh), 100 * d / pk["f32"], (pk["bf16"] > 0 ? 100 * bf / pk["bf16"] : 0)
 	}
 }'
 

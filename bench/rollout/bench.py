@@ -17,8 +17,12 @@ Qwen2 / Qwen3 / Llama math, float32 weights read from the safetensors
 All sequences have the same length, so no masking or padding is needed in
 decode (a setup that favours the reference: the Go engine runs ragged).
 
-    /usr/bin/python3 bench/rollout/bench.py --model DIR --batch 8 --prompt 32 --new 64 [--threads 2] [--reps 3]
+    /usr/bin/python3 bench/rollout/bench.py --model DIR --batch 8 --prompt 32 --new 64 [--threads 2] [--reps 3] [--dtype f32|bf16]
     /usr/bin/python3 bench/rollout/bench.py --model DIR --check dump.json
+
+--dtype bf16 decodes under torch.autocast("cpu", dtype=torch.bfloat16)
+with the linear and LM-head weights stored in bf16 once (matmuls in bf16,
+the residual stream, norms and softmax in float32).
 
 Prints one JSON line like the Go bench. --check replays the Go engine's
 greedy generation (bench -dump) and prints the largest log-prob difference
@@ -96,7 +100,15 @@ def inv_freq(c, D):
 
 
 class Decoder:
-    def __init__(self, c, w):
+    def __init__(self, c, w, bf16=False):
+        self.bf16 = bf16
+        if bf16:  # matrices (not the embedding table, norms or biases) in bf16
+            lm = "model.embed_tokens.weight" if c.get("tie_word_embeddings") else "lm_head.weight"
+            w = dict(w)
+            for name, t in list(w.items()):
+                if name.endswith("_proj.weight"):
+                    w[name] = t.to(torch.bfloat16)
+            w["lm_head.bf16"] = w[lm].to(torch.bfloat16)
         self.c, self.w = c, w
         self.arch = c["model_type"]
         self.C, self.L = c["hidden_size"], c["num_hidden_layers"]
@@ -105,6 +117,8 @@ class Decoder:
         self.D = c.get("head_dim") or self.C // self.Hq
         self.eps = c["rms_norm_eps"]
         self.lm = w["model.embed_tokens.weight"] if c.get("tie_word_embeddings") else w["lm_head.weight"]
+        if bf16:
+            self.lm = w["lm_head.bf16"]
         self.inv = inv_freq(c, self.D)
 
     def rms(self, x, wt):
@@ -163,6 +177,10 @@ class Decoder:
 
     def generate(self, prompts, N, temperature, top_p, gen=None):
         """Returns ids [B, N] and their log-probs [B, N]."""
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=self.bf16):
+            return self._generate(prompts, N, temperature, top_p, gen)
+
+    def _generate(self, prompts, N, temperature, top_p, gen):
         B, P = prompts.shape
         kc = [torch.empty(B, self.Hkv, P + N, self.D) for _ in range(self.L)]
         vc = [torch.empty(B, self.Hkv, P + N, self.D) for _ in range(self.L)]
@@ -170,6 +188,7 @@ class Decoder:
         lps = torch.empty(B, N)
         logits = self.forward(prompts, 0, kc, vc)
         for t in range(N):
+            logits = logits.float()
             lsm = torch.log_softmax(logits, dim=-1)
             if temperature == 0:
                 tok = logits.argmax(-1)
@@ -202,10 +221,11 @@ def main():
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--check", metavar="DUMP", help="compare with the Go engine's greedy dump")
+    ap.add_argument("--dtype", choices=("f32", "bf16"), default="f32")
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
     c, w = load(a.model)
-    dec = Decoder(c, w)
+    dec = Decoder(c, w, bf16=a.dtype == "bf16")
     with torch.inference_mode():
         if a.check:
             with open(a.check) as f:
@@ -238,7 +258,7 @@ def main():
             best = min(best, time.perf_counter() - t0)
             assert ids.shape == (a.batch, a.new)
     print(json.dumps({"model": os.path.basename(os.path.normpath(a.model)), "batch": a.batch, "g": a.group, "prompt": a.prompt, "new": a.new,
-                      "tokens_per_s": a.batch * a.new / best, "seconds": best, "reps": a.reps, "threads": torch.get_num_threads(),
+                      "tokens_per_s": a.batch * a.new / best, "seconds": best, "reps": a.reps, "threads": torch.get_num_threads(), "dtype": a.dtype,
                       "torch": torch.__version__}))
 
 

@@ -44,6 +44,7 @@ func main() {
 	reps := flag.Int("reps", 3, "timed calls (best kept)")
 	dump := flag.String("dump", "", "write greedy ids/log-probs of 2 prompts to this JSON file and exit")
 	prof := flag.String("cpuprofile", "", "write a CPU profile of the timed calls")
+	compute := flag.String("compute", "f32", "matmul arithmetic: f32 or bf16 (model.Options.Compute)")
 	flag.Parse()
 	if *prof != "" {
 		f, err := os.Create(*prof)
@@ -58,7 +59,7 @@ func main() {
 		}
 		defer pprof.StopCPUProfile()
 	}
-	if err := run(*dir, *batch, *g, *plen, *nnew, *lora, *merge, *reps, *dump); err != nil {
+	if err := run(*dir, *batch, *g, *plen, *nnew, *lora, *merge, *reps, *dump, *compute); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		pprof.StopCPUProfile()
 		os.Exit(1)
@@ -77,14 +78,14 @@ func prompts(B, P, V int) []rollout.Prompt {
 	return out
 }
 
-func run(dir string, B, G, P, N, lora int, merge bool, reps int, dump string) error {
+func run(dir string, B, G, P, N, lora int, merge bool, reps int, dump, compute string) error {
 	if dir == "" {
 		return fmt.Errorf("-model is required")
 	}
 	if G < 1 || B%G != 0 {
 		return fmt.Errorf("-batch %d is not a multiple of -g %d", B, G)
 	}
-	o := model.Options{MaxLen: P + N}
+	o := model.Options{MaxLen: P + N, Compute: compute}
 	if lora > 0 {
 		l := model.DefaultLoRA()
 		l.R, l.Alpha = lora, float64(2*lora)
@@ -149,7 +150,7 @@ func run(dir string, B, G, P, N, lora int, merge bool, reps int, dump string) er
 	}
 	line, _ := json.Marshal(map[string]any{"model": filepath.Base(dir), "batch": B, "g": G, "prompt": P, "new": N,
 		"lora": lora, "merge": merge, "tokens_per_s": float64(B*N) / best.Seconds(), "seconds": best.Seconds(),
-		"reps": reps, "prefill_s": bestSt.Prefill.Seconds(), "decode_s": bestSt.Decode.Seconds(), "gomaxprocs": runtime.GOMAXPROCS(0), "backend": kernels.NewCPU().Name()})
+		"reps": reps, "compute": compute, "prefill_s": bestSt.Prefill.Seconds(), "decode_s": bestSt.Decode.Seconds(), "gomaxprocs": runtime.GOMAXPROCS(0), "backend": kernels.NewCPU().Name()})
 	fmt.Println(string(line))
 	return nil
 }

@@ -2,7 +2,13 @@
 """PyTorch reference for trainer/sft_bench_test.go: one LoRA SFT optimizer
 step on the small benchmark model, timed the same way.
 
-    /usr/bin/python3 bench/sft/sft_bench.py MODEL_DIR [--batch 4] [--seq 256] [--steps 4] [--threads 2]
+    /usr/bin/python3 bench/sft/sft_bench.py MODEL_DIR [--batch 4] [--seq 256] [--steps 4] [--threads 2] [--dtype f32|bf16]
+
+--dtype bf16 runs the forward pass and the loss under
+torch.autocast("cpu", dtype=torch.bfloat16) (matmuls in bf16 with float32
+accumulation, the rest float32), with the frozen linear weights stored in
+bf16 once (--cast-weights no: float32, cast by autocast at every call);
+f32 is plain float32.
 
 The model is a qwen2 decoder written here in plain torch (float32): RMSNorm,
 rotate-half RoPE, grouped-query causal attention, SiLU MLP, q/k/v biases,
@@ -51,7 +57,7 @@ def load_safetensors(path):
 class LoRALinear(torch.nn.Module):
     def __init__(self, w, b, r, alpha, dropout):
         super().__init__()
-        self.w = w  # [out, in], frozen
+        self.w = w  # [out, in], frozen (float32, or bf16 with --dtype bf16)
         self.b = b
         out_f, in_f = w.shape
         self.A = torch.nn.Parameter(torch.empty(r, in_f))
@@ -75,13 +81,15 @@ def rotate_half(x):
 
 
 class Qwen2LoRA(torch.nn.Module):
-    def __init__(self, cfg, W, r=32, alpha=64, dropout=0.05):
+    def __init__(self, cfg, W, r=32, alpha=64, dropout=0.05, wdtype=torch.float32):
         super().__init__()
         self.c = cfg
         C, self.Hq, self.Hkv = cfg["hidden_size"], cfg["num_attention_heads"], cfg["num_key_value_heads"]
         self.D = C // self.Hq
         self.eps = cfg["rms_norm_eps"]
         self.embed = W["model.embed_tokens.weight"]
+        head = W["lm_head.weight"] if "lm_head.weight" in W else self.embed
+        self.head = head.to(wdtype)
         self.norm = W["model.norm.weight"]
         self.layers = torch.nn.ModuleList()
         for i in range(cfg["num_hidden_layers"]):
@@ -90,10 +98,10 @@ class Qwen2LoRA(torch.nn.Module):
             L.n1, L.n2 = W[p + "input_layernorm.weight"], W[p + "post_attention_layernorm.weight"]
             for m in ("q", "k", "v", "o"):
                 name = p + "self_attn.%s_proj." % m
-                setattr(L, m, LoRALinear(W[name + "weight"], W.get(name + "bias"), r, alpha, dropout))
+                setattr(L, m, LoRALinear(W[name + "weight"].to(wdtype), W.get(name + "bias"), r, alpha, dropout))
             for m in ("gate", "up", "down"):
                 name = p + "mlp.%s_proj." % m
-                setattr(L, m, LoRALinear(W[name + "weight"], None, r, alpha, dropout))
+                setattr(L, m, LoRALinear(W[name + "weight"].to(wdtype), None, r, alpha, dropout))
             self.layers.append(L)
         inv = 1.0 / (cfg["rope_theta"] ** (torch.arange(0, self.D, 2, dtype=torch.float32) / self.D))
         self.inv_freq = inv
@@ -122,7 +130,7 @@ class Qwen2LoRA(torch.nn.Module):
             h = rms(x, L.n2, self.eps)
             x = x + L.down(F.silu(L.gate(h)) * L.up(h))
         x = rms(x, self.norm, self.eps)
-        return x @ self.embed.t()
+        return x @ self.head.t()
 
 
 def main():
@@ -132,13 +140,19 @@ def main():
     ap.add_argument("--seq", type=int, default=256)
     ap.add_argument("--steps", type=int, default=4)
     ap.add_argument("--threads", type=int, default=os.cpu_count())
+    ap.add_argument("--dtype", choices=("f32", "bf16"), default="f32")
+    ap.add_argument("--cast-weights", choices=("yes", "no"), default="yes",
+                    help="with --dtype bf16: store the frozen linear weights in bf16 once")
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
     torch.manual_seed(1)
     with open(os.path.join(a.model, "config.json")) as f:
         cfg = json.load(f)
     W = load_safetensors(os.path.join(a.model, "model.safetensors"))
-    model = Qwen2LoRA(cfg, W)
+    bf16 = a.dtype == "bf16"
+    wdtype = torch.bfloat16 if bf16 and a.cast_weights == "yes" else torch.float32
+    model = Qwen2LoRA(cfg, W, wdtype=wdtype)
+    del W
     model.train()
     V, B, T = cfg["vocab_size"], a.batch, a.seq
     ids = torch.tensor([[(i * 7919 + t * 104729 + 13) % V for t in range(T)] for i in range(B)])
@@ -149,9 +163,10 @@ def main():
 
     def step():
         opt.zero_grad(set_to_none=True)
-        logits = model(ids)
-        lp = torch.log_softmax(logits[:, :-1], dim=-1).gather(-1, ids[:, 1:, None])[..., 0]
-        loss = -(lp * mask).sum() / mask.sum()
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
+            logits = model(ids)
+            lp = torch.log_softmax(logits[:, :-1].float(), dim=-1).gather(-1, ids[:, 1:, None])[..., 0]
+            loss = -(lp * mask).sum() / mask.sum()
         loss.backward()
         torch.nn.utils.clip_grad_norm_(params, 1.0)
         opt.step()
@@ -164,7 +179,7 @@ def main():
         step()
         times.append(time.perf_counter() - t0)
     times.sort()
-    print("torch tokens/s %.1f" % (B * T / times[len(times) // 2]))
+    print("torch tokens/s %.1f %s step_s %.3f" % (B * T / times[len(times) // 2], a.dtype, times[len(times) // 2]))
 
 
 if __name__ == "__main__":

@@ -44,18 +44,30 @@ type Config struct {
 	// of a training step, the forward unchanged, the backward reading
 	// rounded activations.
 	StashBF16 bool
+	// Segments are groups of forward nodes (a decoder layer each) whose
+	// values are not kept for the backward pass but computed again there
+	// (activation recompute, recompute.go). Nil keeps every value.
+	Segments [][]*gorgonia.Node
 }
 
 // Stats describes a compiled plan, in float32 elements.
 type Stats struct {
 	ForwardSteps, BackwardSteps int
+	RecomputeSteps              int   // backward steps that recompute a forward node (Config.Segments)
 	Slots                       int   // shared arenas (float32, bf16 stashes, stash tails)
-	SlotElems                   int64 // float32 arena elements: the intermediate peak
+	SlotElems                   int64 // float32 arena elements: the intermediate memory allocated
+	LiveElems                   int64 // the most float32 intermediate elements live at one step (≤ SlotElems)
+	ScratchElems                int64 // the ops' work space (one buffer, the largest need)
 	NaiveElems                  int64 // intermediates if none were reused
 	PinnedElems                 int64 // outputs, constants, executor-owned inputs
 	StashElems                  int64 // bf16 elements of the stash arena (StashBF16)
 	Stashed                     int   // activations stashed
 }
+
+// ActivationBytes is the memory the plan allocates for intermediates (the
+// activations the backward pass reads among them), the ops' work space and
+// the bf16 stash: 4·(SlotElems + ScratchElems) + 2·StashElems.
+func (s Stats) ActivationBytes() int64 { return 4*(s.SlotElems+s.ScratchElems) + 2*s.StashElems }
 
 // Executor is a compiled graph. It is not safe for concurrent use.
 type Executor struct {
@@ -162,13 +174,17 @@ func Compile(g *gorgonia.ExprGraph, be kernels.Backend, cfg Config) (*Executor, 
 			}
 		}
 	}
-	order := append(fwd, bwd...)
+	sc, err := schedule(fwd, bwd, cfg.Segments, p.isOutput)
+	if err != nil {
+		return nil, err
+	}
 	p.nFwd, p.stashBF16 = len(fwd), cfg.StashBF16
-	p.layout(order)
+	p.layout(sc.steps, sc.kids)
+	p.stats.RecomputeSteps = sc.recomputed
 	p.stats.Stashed = len(p.stashes)
 
 	e := &Executor{be: be, pinned: map[*gorgonia.Node]kernels.Buffer{}, stats: p.stats}
-	if err := e.materialize(p, cfg, order, len(fwd)); err != nil {
+	if err := e.materialize(p, cfg, sc, len(fwd)); err != nil {
 		e.Close()
 		return nil, err
 	}
@@ -208,17 +224,18 @@ func classify(n *gorgonia.Node, cs []*gorgonia.Node) error {
 }
 
 // materialize allocates the plan's buffers and resolves every step's
-// buffers; nodes[:nFwd] form the forward phase.
-func (e *Executor) materialize(p *plan, cfg Config, nodes []*gorgonia.Node, nFwd int) error {
+// buffers; sc.steps[:nFwd] form the forward phase.
+func (e *Executor) materialize(p *plan, cfg Config, sc *sched, nFwd int) error {
 	be := e.be
 	arena := be.Alloc(kernels.F32, p.arena[0])
 	e.owned = append(e.owned, arena)
 	sb := e.materializeStash(p, arena)
 	roots := map[*storage]kernels.Buffer{}
-	// bufOf is n's buffer as a step of the given phase reads it: a backward
-	// step reads a stashed storage's restored copy.
-	bufOfPhase := func(n *gorgonia.Node, bwd bool) (kernels.Buffer, error) {
-		l, ok := p.loc[n]
+	// bufOfPhase is pn's buffer as a step of the given phase reads it: a
+	// backward step reads a stashed storage's restored copy.
+	bufOfPhase := func(pn pnode, bwd bool) (kernels.Buffer, error) {
+		n := pn.n
+		l, ok := p.loc[pn]
 		if !ok {
 			return nil, fmt.Errorf("graph: Compile: node %v has no buffer", n)
 		}
@@ -251,17 +268,28 @@ func (e *Executor) materialize(p *plan, cfg Config, nodes []*gorgonia.Node, nFwd
 		}
 		return viewOf(be, b, l.off, size(n)), nil
 	}
-	bufOf := func(n *gorgonia.Node) (kernels.Buffer, error) { return bufOfPhase(n, false) }
-	for n := range p.loc {
-		if n.Op() == nil || isConstant(n) || p.isOutput[n] {
-			b, err := bufOf(n)
+	bufOf := func(pn pnode) (kernels.Buffer, error) { return bufOfPhase(pn, false) }
+	for pn := range p.loc {
+		if n := pn.n; pn.v == 0 && (n.Op() == nil || isConstant(n) || p.isOutput[n]) {
+			b, err := bufOf(pn)
 			if err != nil {
 				return err
 			}
 			e.pinned[n] = b
 		}
 	}
-	addNode := func(i int, n *gorgonia.Node) error {
+	var scratch kernels.Buffer // the ops' work space (op.scratch)
+	for _, pn := range sc.steps {
+		if o, _ := ourOp(pn.n); o != nil && o.view == nil {
+			e.stats.ScratchElems = max(e.stats.ScratchElems, int64(o.scratch))
+		}
+	}
+	if e.stats.ScratchElems > 0 {
+		scratch = be.Alloc(kernels.F32, int(e.stats.ScratchElems))
+		e.owned = append(e.owned, scratch)
+	}
+	addStep := func(i int, pn pnode) error {
+		n := pn.n
 		o, _ := ourOp(n)
 		kind := kKernel
 		switch {
@@ -272,10 +300,10 @@ func (e *Executor) materialize(p *plan, cfg Config, nodes []*gorgonia.Node, nFwd
 		case o.view != nil:
 			kind = kCopy
 		}
-		cs := children(n)
+		cs := sc.kids(pn)
 		s := step{node: n, kind: kind, op: o, in: make([]kernels.Buffer, len(cs))}
 		var err error
-		if s.out, err = bufOf(n); err != nil {
+		if s.out, err = bufOf(pn); err != nil {
 			return err
 		}
 		for j, c := range cs {
@@ -286,18 +314,21 @@ func (e *Executor) materialize(p *plan, cfg Config, nodes []*gorgonia.Node, nFwd
 		if kind == kCopy {
 			s.in[0] = viewOf(be, s.in[0], o.view.off, size(n))
 		}
+		if kind == kKernel && o.scratch > 0 {
+			s.in = append(s.in, viewOf(be, scratch, 0, o.scratch))
+		}
 		e.steps = append(e.steps, s)
 		return nil
 	}
-	for i, n := range nodes {
+	for i, pn := range sc.steps {
 		for _, st := range sb.unpackAt[i] {
 			e.steps = append(e.steps, sb.unpackSteps(st, be)...)
 		}
-		if err := addNode(i, n); err != nil {
+		if err := addStep(i, pn); err != nil {
 			return err
 		}
 		for _, st := range sb.packAt[i] {
-			f, err := bufOf(st.node)
+			f, err := bufOf(pnode{n: st.node})
 			if err != nil {
 				return err
 			}

@@ -32,18 +32,20 @@ func itoa(i int) string { return string(rune('a'+i/26)) + string(rune('a'+i%26))
 
 // TestLivenessBoundsPeak: forward-only, the intermediate memory of a chain
 // of L layers does not grow with L (each activation is released after its
-// last reader); with gradients it is well below the no-reuse sum.
+// last reader; from L = 3 on, so that two residual streams between layers
+// are intermediates, as in any deeper chain), nor does the most memory live
+// at one step; with gradients it is well below the no-reuse sum.
 func TestLivenessBoundsPeak(t *testing.T) {
 	be := kernels.NewCPU()
 	const N, C, F = 8, 16, 32
-	var peak []int64
-	for _, L := range []int{2, 4, 8} {
+	var peak, live []int64
+	for _, L := range []int{3, 4, 8} {
 		g, _, out, vals := mlpChain(t, L, N, C, F)
 		e, err := Compile(g, be, Config{Outputs: []*gorgonia.Node{out}})
 		must(t, err)
 		st := e.Stats()
-		t.Logf("forward L=%d: %d steps, %d slots, peak %d elems, naive %d", L, st.ForwardSteps, st.Slots, st.SlotElems, st.NaiveElems)
-		peak = append(peak, st.SlotElems)
+		t.Logf("forward L=%d: %d steps, %d slots, peak %d elems, naive %d live %d", L, st.ForwardSteps, st.Slots, st.SlotElems, st.NaiveElems, st.LiveElems)
+		peak, live = append(peak, st.SlotElems), append(live, st.LiveElems)
 		setAll(t, e, vals)
 		must(t, e.Forward())
 		got := read(t, e, out)
@@ -57,6 +59,9 @@ func TestLivenessBoundsPeak(t *testing.T) {
 	// pinned outside the arena; from L=4 on the middle layers set the peak)
 	if peak[1] != peak[2] || peak[0] > peak[1] {
 		t.Errorf("forward peak grows with depth: %v", peak)
+	}
+	if live[0] != live[1] || live[1] != live[2] || live[0] > peak[0] {
+		t.Errorf("forward live peak %v grows with depth or exceeds the arena %v", live, peak)
 	}
 
 	// Training: the whole chain with gradients.

@@ -36,6 +36,10 @@ type op struct {
 	grad   gradFunc     // nil: not differentiable (SymDiff errors)
 	view   *viewSpec    // non-nil: zero-copy window of child 0
 	padOff int          // Pad: offset of its input in the output
+	// scratch is the float32 work space run needs (0: none), passed as
+	// one more buffer after the children's: the Executor's one scratch
+	// buffer, sized for the largest.
+	scratch int
 }
 
 // viewSpec is a window [off, off+size) of child 0.
@@ -155,6 +159,10 @@ func (o *op) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
 		in[i] = be.Alloc(kernels.F32, len(data))
 		bufs = append(bufs, in[i])
 		be.CopyIn(in[i], data)
+	}
+	if o.scratch > 0 {
+		in = append(in, be.Alloc(kernels.F32, o.scratch))
+		bufs = append(bufs, in[len(in)-1])
 	}
 	n := shapeSize(o.out)
 	out := be.Alloc(kernels.F32, n)

@@ -16,11 +16,13 @@ import (
 	"github.com/argrl/argrl/kernels"
 )
 
-// mm is C[b] = alpha·op(A[b])·op(B[b]); op(A) is m×k, op(B) is k×n.
+// mm is C[b] = alpha·op(A[b])·op(B[b]); op(A) is m×k, op(B) is k×n;
+// bf16: bf16 products (kernels.MatMulParams.BF16), the backward's too.
 type mm struct {
 	batch, m, n, k int
 	ta, tb         bool
 	alpha          float32
+	bf16           bool
 }
 
 // matmul builds the MatMul node of p over a and b with output shape out.
@@ -30,7 +32,7 @@ func matmul(a, b *gorgonia.Node, p mm, out tensor.Shape) (*gorgonia.Node, error)
 		return nil, fmt.Errorf("graph: MatMul %+v: sizes a=%v b=%v out=%v do not match", p, a.Shape(), b.Shape(), out)
 	}
 	kp := kernels.MatMulParams{Batch: p.batch, M: p.m, N: p.n, K: p.k, TransA: p.ta, TransB: p.tb,
-		Alpha: p.alpha, StrideA: p.m * p.k, StrideB: p.k * p.n, StrideC: p.m * p.n}
+		Alpha: p.alpha, StrideA: p.m * p.k, StrideB: p.k * p.n, StrideC: p.m * p.n, BF16: p.bf16}
 	o := &op{name: "MatMul", key: fmt.Sprintf("%+v", p), out: out, diff: []bool{true, true}}
 	o.run = func(be kernels.Backend, c kernels.Buffer, in []kernels.Buffer) error {
 		be.MatMul(c, in[0], in[1], kp)
@@ -41,17 +43,17 @@ func matmul(a, b *gorgonia.Node, p mm, out tensor.Shape) (*gorgonia.Node, error)
 		var da, db *gorgonia.Node
 		var err error
 		if !p.ta { // dA = dC·op(B)ᵀ
-			da, err = matmul(g, B, mm{p.batch, p.m, p.k, p.n, false, !p.tb, p.alpha}, A.Shape())
+			da, err = matmul(g, B, mm{p.batch, p.m, p.k, p.n, false, !p.tb, p.alpha, p.bf16}, A.Shape())
 		} else { // A is k×m: dA = op(B)·dCᵀ
-			da, err = matmul(B, g, mm{p.batch, p.k, p.m, p.n, p.tb, true, p.alpha}, A.Shape())
+			da, err = matmul(B, g, mm{p.batch, p.k, p.m, p.n, p.tb, true, p.alpha, p.bf16}, A.Shape())
 		}
 		if err != nil {
 			return nil, err
 		}
 		if !p.tb { // dB = op(A)ᵀ·dC
-			db, err = matmul(A, g, mm{p.batch, p.k, p.n, p.m, !p.ta, false, p.alpha}, B.Shape())
+			db, err = matmul(A, g, mm{p.batch, p.k, p.n, p.m, !p.ta, false, p.alpha, p.bf16}, B.Shape())
 		} else { // B is n×k: dB = dCᵀ·op(A)
-			db, err = matmul(g, A, mm{p.batch, p.n, p.k, p.m, true, p.ta, p.alpha}, B.Shape())
+			db, err = matmul(g, A, mm{p.batch, p.n, p.k, p.m, true, p.ta, p.alpha, p.bf16}, B.Shape())
 		}
 		if err != nil {
 			return nil, err
@@ -90,19 +92,25 @@ func MatMul(a, b *gorgonia.Node, transA, transB bool, alpha float32) (*gorgonia.
 	if batch > 1 || len(a.Shape()) == 3 {
 		out = tensor.Shape{batch, m, n}
 	}
-	return matmul(a, b, mm{batch, m, n, k, transA, transB, alpha}, out)
+	return matmul(a, b, mm{batch, m, n, k, transA, transB, alpha, false}, out)
 }
 
 // Linear is y = x·Wᵀ: x [..., K], w [M, K] (the Hugging Face layout) →
 // y [..., M].
-func Linear(x, w *gorgonia.Node) (*gorgonia.Node, error) {
+func Linear(x, w *gorgonia.Node) (*gorgonia.Node, error) { return linear(x, w, false) }
+
+// LinearBF16 is Linear with bf16 products (kernels.MatMulParams.BF16) in
+// the forward and the backward matmuls.
+func LinearBF16(x, w *gorgonia.Node) (*gorgonia.Node, error) { return linear(x, w, true) }
+
+func linear(x, w *gorgonia.Node, bf16 bool) (*gorgonia.Node, error) {
 	xs, ws := x.Shape(), w.Shape()
 	if len(ws) != 2 || len(xs) < 1 || xs[len(xs)-1] != ws[1] {
 		return nil, fmt.Errorf("graph: Linear: x %v and w %v: want x [..., K], w [M, K]", xs, ws)
 	}
 	out := xs.Clone()
 	out[len(out)-1] = ws[0]
-	return matmul(x, w, mm{1, size(x) / ws[1], ws[0], ws[1], false, true, 1}, out)
+	return matmul(x, w, mm{1, size(x) / ws[1], ws[0], ws[1], false, true, 1, bf16}, out)
 }
 
 // lastDim returns C = len(v) for a 1-D v and the number of C-rows in x.

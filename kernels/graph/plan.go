@@ -11,7 +11,6 @@ package graph
 // running.
 
 import (
-	"slices"
 	"sort"
 
 	"gorgonia.org/gorgonia"
@@ -36,8 +35,16 @@ type location struct {
 	off int
 }
 
+// pnode is one incarnation of a node: version 0 is the node as the forward
+// (or backward) pass computes it, version 1 its recomputation in the
+// backward pass (recompute.go).
+type pnode struct {
+	n *gorgonia.Node
+	v uint8
+}
+
 type plan struct {
-	loc      map[*gorgonia.Node]location
+	loc      map[pnode]location
 	copied   map[*gorgonia.Node]bool // output windows materialized by a copy step
 	isOutput map[*gorgonia.Node]bool
 	leaves   []*storage
@@ -50,29 +57,32 @@ type plan struct {
 }
 
 func newPlan() *plan {
-	return &plan{loc: map[*gorgonia.Node]location{}, copied: map[*gorgonia.Node]bool{}, isOutput: map[*gorgonia.Node]bool{}}
+	return &plan{loc: map[pnode]location{}, copied: map[*gorgonia.Node]bool{}, isOutput: map[*gorgonia.Node]bool{}}
 }
 
 // leaf registers an input or constant node.
 func (p *plan) leaf(n *gorgonia.Node, bound bool) {
 	st := &storage{node: n, size: size(n), pinned: true, bound: bound, def: -1}
-	p.loc[n] = location{st: st}
+	p.loc[pnode{n: n}] = location{st: st}
 	p.leaves = append(p.leaves, st)
 }
 
-// layout assigns storages to the steps' nodes (in run order), then places
-// the unpinned storages in the arenas.
-func (p *plan) layout(steps []*gorgonia.Node) {
+// layout assigns storages to the steps' node incarnations (in run order;
+// kids gives the incarnations each step reads), then places the
+// unpinned storages in the arenas.
+func (p *plan) layout(steps []pnode, kids func(pnode) []pnode) {
 	var sts []*storage
-	for i, n := range steps {
-		for _, c := range children(n) {
+	for i, pn := range steps {
+		n := pn.n
+		cs := kids(pn)
+		for _, c := range cs {
 			if l, ok := p.loc[c]; ok {
 				l.st.read(i, p.nFwd)
 			}
 		}
 		o, _ := ourOp(n)
 		if o != nil && o.view != nil {
-			parent := p.loc[children(n)[0]]
+			parent := p.loc[cs[0]]
 			if o.view.off != 0 || parent.st.size != size(n) {
 				parent.st.packed = true
 			}
@@ -85,7 +95,7 @@ func (p *plan) layout(steps []*gorgonia.Node) {
 				// rather than pin the whole parent.
 				p.copied[n] = true
 			} else {
-				p.loc[n] = location{st: parent.st, off: parent.off + o.view.off}
+				p.loc[pn] = location{st: parent.st, off: parent.off + o.view.off}
 				if p.isOutput[n] {
 					parent.st.pinned = true
 				}
@@ -93,27 +103,39 @@ func (p *plan) layout(steps []*gorgonia.Node) {
 			}
 		}
 		st := &storage{node: n, size: size(n), pinned: p.isOutput[n], def: i, last: i, lastFwd: i, firstBwd: -1}
-		p.loc[n] = location{st: st}
+		p.loc[pn] = location{st: st}
 		sts = append(sts, st)
 	}
 	if p.stashBF16 {
 		sts = append(sts, p.planStash(sts)...)
 	}
 
-	var f32s, tails, stashes []span
+	var f32s, tails, stashes []*storage
 	for _, st := range sts {
 		if st.pinned {
 			p.stats.PinnedElems += int64(st.size)
 			continue
 		}
 		p.stats.NaiveElems += int64(st.size)
-		f32s = append(f32s, span{st.def, st.last, st.size, &st.off})
-		if sh := st.stash; sh != nil { // packed after its last forward reader, unpacked before the first backward one
-			stashes = append(stashes, span{st.last, sh.restore.def, sh.n, &sh.off})
-			if t := sh.tail; t != nil {
-				tails = append(tails, span{t.def, t.last, t.size, &t.off})
+		f32s = append(f32s, st)
+		if sh := st.stash; sh != nil {
+			stashes = append(stashes, sh.bf)
+			if sh.tail != nil {
+				tails = append(tails, sh.tail)
 			}
 		}
+	}
+	// The most float32 elements live at one step: a lower bound of the
+	// float32 arenas.
+	delta := make([]int64, len(steps)+1)
+	for _, st := range append(f32s, tails...) {
+		delta[st.def] += int64(st.size)
+		delta[st.last+1] -= int64(st.size)
+	}
+	live := int64(0)
+	for _, d := range delta {
+		live += d
+		p.stats.LiveElems = max(p.stats.LiveElems, live)
 	}
 	p.arena[0], p.arena[1], p.arena[2] = place(f32s), place(stashes), place(tails)
 	p.stats.SlotElems = int64(p.arena[0] + p.arena[2])
@@ -130,70 +152,62 @@ func (p *plan) layout(steps []*gorgonia.Node) {
 	}
 }
 
-// span is a storage's lifetime (steps def..last, inclusive) and size;
-// place writes its offset in the arena.
-type span struct {
-	def, last, size int
-	off             *int
-}
-
-// place lays spans out in one arena, each at the lowest offset where it
-// overlaps no placed span alive at the same time, and returns the arena's
-// size (near the most elements alive at once, where reusing whole per-node
-// buffers can hold a small activation in a large buffer for the backward
-// phase). It tries two orders, the largest spans first and definition
-// order, and keeps the smaller arena.
-func place(spans []span) int {
-	bySize := make([]int, len(spans))
-	for i := range bySize {
-		bySize[i] = i
+// place gives every storage an offset in one arena such that storages live
+// at the same step (def..last, inclusive: a step's output never overlaps
+// its inputs) never overlap, and returns the arena's size. Greedy orders
+// are tried and the smallest arena kept: largest storage first (ties by
+// definition, earliest or latest first), longest-lived first, and
+// definition order (a first-fit allocator); each storage goes at the lowest
+// offset (a multiple of 16 elements) clear of the placed storages whose
+// lifetimes meet its own.
+func place(sts []*storage) int {
+	life := func(st *storage) int { return st.last - st.def }
+	orders := []func(a, b *storage) bool{
+		func(a, b *storage) bool { return a.size > b.size || (a.size == b.size && a.def < b.def) },
+		func(a, b *storage) bool { return a.size > b.size || (a.size == b.size && a.def > b.def) },
+		func(a, b *storage) bool { return life(a) > life(b) || (life(a) == life(b) && a.size > b.size) },
+		func(a, b *storage) bool { return a.def < b.def },
 	}
-	byDef := slices.Clone(bySize)
-	sort.SliceStable(bySize, func(a, b int) bool {
-		x, y := spans[bySize[a]], spans[bySize[b]]
-		if x.size != y.size {
-			return x.size > y.size
-		}
-		return x.def < y.def
-	})
-	sort.SliceStable(byDef, func(a, b int) bool { return spans[byDef[a]].def < spans[byDef[b]].def })
-	offs := make([]int, len(spans))
-	best := -1
-	for _, order := range [][]int{bySize, byDef} {
-		if n := placeInOrder(spans, order, offs); best < 0 || n < best {
-			best = n
-			for i, s := range spans {
-				*s.off = offs[i]
+	best, offs := -1, make([]int, len(sts))
+	for _, less := range orders {
+		order := append([]*storage(nil), sts...)
+		sort.SliceStable(order, func(i, j int) bool { return less(order[i], order[j]) })
+		if a := placeInOrder(order); best < 0 || a < best {
+			best = a
+			for i, st := range sts {
+				offs[i] = st.off
 			}
 		}
+	}
+	for i, st := range sts {
+		st.off = offs[i]
 	}
 	return max(best, 0)
 }
 
-// placeInOrder places spans in the given order into offs and returns the
-// arena size.
-func placeInOrder(spans []span, order []int, offs []int) int {
-	var placed []int
+// placeInOrder places sts in this order (see place) and returns the arena.
+func placeInOrder(sts []*storage) int {
+	var placed []*storage
+	var busy [][2]int
 	arena := 0
-	for _, i := range order {
-		s := spans[i]
-		var busy []int // placed spans alive at the same time
-		for _, j := range placed {
-			if q := spans[j]; q.def <= s.last && s.def <= q.last {
-				busy = append(busy, j)
+	for _, st := range sts {
+		busy = busy[:0]
+		for _, q := range placed {
+			if q.def <= st.last && st.def <= q.last {
+				busy = append(busy, [2]int{q.off, q.off + q.size})
 			}
 		}
-		sort.Slice(busy, func(a, b int) bool { return offs[busy[a]] < offs[busy[b]] })
+		sort.Slice(busy, func(i, j int) bool { return busy[i][0] < busy[j][0] })
 		off := 0
-		for _, j := range busy {
-			if off+s.size <= offs[j] {
+		for _, b := range busy {
+			if b[0] >= off+st.size {
 				break
 			}
-			off = max(off, offs[j]+spans[j].size)
+			off = max(off, (b[1]+15)&^15)
 		}
-		offs[i] = off
-		placed = append(placed, i)
-		arena = max(arena, off+s.size)
+		st.off = off
+		placed = append(placed, st)
+		arena = max(arena, off+st.size)
 	}
 	return arena
 }

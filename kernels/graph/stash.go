@@ -26,7 +26,7 @@ const stashMin = 1024
 // restored into.
 type stash struct {
 	n       int      // elements stashed in bf16: [0, n) of the storage
-	off     int      // in the bf16 arena
+	bf      *storage // its place in the bf16 arena (def..last: packed..unpacked)
 	restore *storage // def: the first backward reader; node nil
 	tail    *storage // [n, size) in float32 between the phases, or nil
 }
@@ -56,7 +56,7 @@ func (p *plan) planStash(sts []*storage) []*storage {
 			continue
 		}
 		rs := &storage{size: st.size, def: st.firstBwd, last: st.last, lastFwd: st.firstBwd, firstBwd: -1}
-		st.stash = &stash{n: n, restore: rs}
+		st.stash = &stash{n: n, restore: rs, bf: &storage{size: n, def: st.lastFwd, last: st.firstBwd}}
 		out = append(out, rs)
 		if n < st.size {
 			st.stash.tail = &storage{size: st.size - n, def: st.lastFwd, last: st.firstBwd, lastFwd: st.lastFwd, firstBwd: -1}
@@ -87,7 +87,7 @@ func (e *Executor) materializeStash(p *plan, arena kernels.Buffer) *stashBufs {
 	e.owned = append(e.owned, bf, tails)
 	for _, st := range p.stashes {
 		sh := st.stash
-		sb.bf16[st] = viewOf(e.be, bf, sh.off, sh.n)
+		sb.bf16[st] = viewOf(e.be, bf, sh.bf.off, sh.n)
 		sb.restored[st] = viewOf(e.be, arena, sh.restore.off, st.size)
 		if sh.tail != nil {
 			sb.tail[st] = viewOf(e.be, tails, sh.tail.off, sh.tail.size)

@@ -37,6 +37,7 @@ func RunAll(t *testing.T, b kernels.Backend) {
 		{"Memory", testMemory},
 		{"Errors", testErrors},
 		{"MatMul", testMatMul},
+		{"MatMulBF16", testMatMulBF16},
 		{"Embedding", testEmbedding},
 		{"RMSNorm", testRMSNorm},
 		{"RoPE", testRoPE},

@@ -162,16 +162,7 @@ func gemm(k *Kernel, tA, tB bool, M, N, K int, alpha float32, a []float32, lda i
 	}
 	_ = c[(M-1)*ldc+N-1] // the kernels write C through pointers: check its extent once
 	if K <= 0 || alpha == 0 {
-		for i := 0; i < M; i++ {
-			row := c[i*ldc : i*ldc+N]
-			for j := range row {
-				if beta == 0 {
-					row[j] = 0
-				} else {
-					row[j] *= beta
-				}
-			}
-		}
+		scaleC(M, N, beta, c, ldc)
 		return
 	}
 	mr, nr := k.MR, k.NR
@@ -214,6 +205,20 @@ func gemm(k *Kernel, tA, tB bool, M, N, K int, alpha float32, a []float32, lda i
 	}
 	pool.Put(pas)
 	pool.Put(pbs)
+}
+
+// scaleC is C = beta·C (0 when beta = 0, whatever C holds) on M×N.
+func scaleC(M, N int, beta float32, c []float32, ldc int) {
+	for i := 0; i < M; i++ {
+		row := c[i*ldc : i*ldc+N]
+		for j := range row {
+			if beta == 0 {
+				row[j] = 0
+			} else {
+				row[j] *= beta
+			}
+		}
+	}
 }
 
 // edge runs a partial m×n tile of c through a full-tile kernel on a padded

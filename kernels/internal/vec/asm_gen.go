@@ -78,9 +78,11 @@ func main() {
 	}
 	w("GLOBL expc<>(SB), RODATA|NOPTR, $%d", 32*len(consts))
 	expFunc()
+	expShift()
 	swiglu()
 	swigluBwd()
 	axpby()
+	adamw()
 	dropout()
 	if err := os.WriteFile(*out, buf.Bytes(), 0o644); err != nil {
 		log.Fatal(err)
@@ -142,6 +144,34 @@ func expFunc() {
 	w("JNZ exploop")
 	w("VZEROUPPER")
 	w("expdone:")
+	w("RET")
+}
+
+// expShift: out = Expf(x − shift)·scale, 8 lanes a step (shift in Y8,
+// scale in Y9).
+func expShift() {
+	w("")
+	w("// func expShiftAVX2(out, x *float32, n int, shift, scale float32): out = Expf(x-shift)·scale, n a multiple of 8.")
+	w("TEXT ·expShiftAVX2(SB), NOSPLIT, $0-32")
+	w("MOVQ out+0(FP), DI")
+	w("MOVQ x+8(FP), SI")
+	w("MOVQ n+16(FP), CX")
+	w("VBROADCASTSS shift+24(FP), Y8")
+	w("VBROADCASTSS scale+28(FP), Y9")
+	w("SHRQ $3, CX")
+	w("JZ expshdone")
+	w("expshloop:")
+	w("VMOVUPS (SI), Y7")
+	w("VSUBPS Y8, Y7, Y0")
+	exp("Y0", "Y1", "Y2", "Y3", "Y4", "Y5", "Y6")
+	w("VMULPS Y9, Y1, Y1")
+	w("VMOVUPS Y1, (DI)")
+	w("ADDQ $32, SI")
+	w("ADDQ $32, DI")
+	w("DECQ CX")
+	w("JNZ expshloop")
+	w("VZEROUPPER")
+	w("expshdone:")
 	w("RET")
 }
 
@@ -257,6 +287,65 @@ func axpby() {
 	w("VZEROUPPER")
 	w("axdone:")
 	w("RET")
+}
+
+// adamw: AdamW's statements in order on 8 lanes (Y8..Y15 hold b1, c1,
+// b2, c2, bc1, rbc2, eps, lr; wd is broadcast into Y7 from the frame).
+func adamw() {
+	w("")
+	w("// func adamWAVX2(pp, gp, mp, vp *float32, n int, a *AdamWParams): AdamW on n elements, a multiple of 8.")
+	w("TEXT ·adamWAVX2(SB), NOSPLIT, $0-48")
+	w("MOVQ pp+0(FP), DI")
+	w("MOVQ gp+8(FP), SI")
+	w("MOVQ mp+16(FP), DX")
+	w("MOVQ vp+24(FP), R8")
+	w("MOVQ n+32(FP), CX")
+	w("MOVQ a+40(FP), AX")
+	for i := 0; i < 8; i++ {
+		w("VBROADCASTSS %s, Y%d", off4(4*i, "(AX)"), 8+i)
+	}
+	w("VBROADCASTSS 32(AX), Y7 // wd")
+	w("SHRQ $3, CX")
+	w("JZ adamwdone")
+	w("adamwloop:")
+	w("VMOVUPS (SI), Y0 // g")
+	w("VMULPS (DX), Y8, Y1")
+	w("VMULPS Y0, Y9, Y2")
+	w("VADDPS Y2, Y1, Y1 // m = b1·m + c1·g")
+	w("VMULPS Y0, Y11, Y2")
+	w("VMULPS Y0, Y2, Y2")
+	w("VMULPS (R8), Y10, Y3")
+	w("VADDPS Y2, Y3, Y3 // v = b2·v + (c2·g)·g")
+	w("VMOVUPS Y1, (DX)")
+	w("VMOVUPS Y3, (R8)")
+	w("VSQRTPS Y3, Y4")
+	w("VMULPS Y13, Y4, Y4")
+	w("VADDPS Y14, Y4, Y4 // den = √v·rbc2 + eps")
+	w("VDIVPS Y12, Y1, Y5")
+	w("VDIVPS Y4, Y5, Y5 // m/bc1/den")
+	w("VMOVUPS (DI), Y6")
+	w("VMULPS Y6, Y7, Y2")
+	w("VADDPS Y2, Y5, Y5")
+	w("VMULPS Y5, Y15, Y5")
+	w("VSUBPS Y5, Y6, Y6 // p -= lr·(m/bc1/den + wd·p)")
+	w("VMOVUPS Y6, (DI)")
+	w("ADDQ $32, SI")
+	w("ADDQ $32, DX")
+	w("ADDQ $32, R8")
+	w("ADDQ $32, DI")
+	w("DECQ CX")
+	w("JNZ adamwloop")
+	w("VZEROUPPER")
+	w("adamwdone:")
+	w("RET")
+}
+
+// off4 formats a byte offset before an address ("" for 0).
+func off4(o int, addr string) string {
+	if o == 0 {
+		return addr
+	}
+	return fmt.Sprintf("%d%s", o, addr)
 }
 
 // dropout: z for 8 consecutive indices in Z0 (64-bit lanes), the splitmix64

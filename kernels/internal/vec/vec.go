@@ -68,6 +68,22 @@ func Exp(x []float32) {
 	}
 }
 
+// ExpShift is out = Expf(x − shift)·scale (the softmax numerators and
+// the log-softmax gradient):
+//
+//	for i := range out {
+//		out[i] = Expf(float32(x[i]-shift)) * scale
+//	}
+//
+// out may be x.
+func ExpShift(out, x []float32, shift, scale float32) {
+	n := len(out)
+	x = x[:n]
+	for i := expShiftVec(out, x, shift, scale); i < n; i++ {
+		out[i] = Expf(float32(x[i]-shift)) * scale
+	}
+}
+
 // SwiGLU is out = silu(gate)·up, silu(x) = x/(1+e^−x), for i < len(out):
 //
 //	for i := range out {
@@ -102,6 +118,36 @@ func SwiGLUBackward(dgate, dup, dout, gate, up []float32) {
 		s := 1 / (1 + Expf(-x))
 		dgate[i] = float32(float32(di*u[i])*s) * (1 + float32(x*(1-s)))
 		du[i] = float32(di*x) * s
+	}
+}
+
+// AdamWParams are the scalars of one AdamW update (kernels.AdamWParams
+// with the bias corrections folded in): C1 = 1−β1, C2 = 1−β2, BC1 =
+// 1−β1ᵗ, RBC2 = 1/√(1−β2ᵗ).
+type AdamWParams struct {
+	B1, C1, B2, C2, BC1, RBC2, Eps, LR, WD float32
+}
+
+// AdamW updates p, m and v in place from g, for i < len(p):
+//
+//	for i := range p {
+//		gi := g[i]
+//		mi := float32(b1*m[i]) + float32(c1*gi)
+//		vi := float32(b2*v[i]) + float32(float32(c2*gi)*gi)
+//		m[i], v[i] = mi, vi
+//		den := float32(float32(sqrt(vi))*rbc2) + eps  // sqrt rounded to float32
+//		p[i] -= lr * (float32(float32(mi/bc1)/den) + float32(wd*p[i]))
+//	}
+func AdamW(p, g, m, v []float32, a AdamWParams) {
+	n := len(p)
+	g, m, v = g[:n], m[:n], v[:n]
+	for i := adamWVec(p, g, m, v, a); i < n; i++ {
+		gi := g[i]
+		mi := float32(a.B1*m[i]) + float32(a.C1*gi)
+		vi := float32(a.B2*v[i]) + float32(float32(a.C2*gi)*gi)
+		m[i], v[i] = mi, vi
+		den := float32(float32(math.Sqrt(float64(vi)))*a.RBC2) + a.Eps
+		p[i] -= a.LR * (float32(float32(mi/a.BC1)/den) + float32(a.WD*p[i]))
 	}
 }
 

@@ -20,6 +20,9 @@ var (
 func expAVX2(x *float32, n int)
 
 //go:noescape
+func expShiftAVX2(out, x *float32, n int, shift, scale float32)
+
+//go:noescape
 func swigluAVX2(out, gate, up *float32, n int)
 
 //go:noescape
@@ -30,6 +33,9 @@ func axpbyAVX2(out, a, b *float32, n int, alpha, beta float32)
 
 //go:noescape
 func axAVX2(out, a *float32, n int, alpha float32)
+
+//go:noescape
+func adamWAVX2(pp, gp, mp, vp *float32, n int, a *AdamWParams)
 
 //go:noescape
 func dropoutAVX512(out, x *float32, n int, z0, th uint64, scale float32)
@@ -53,6 +59,24 @@ func expVec(x []float32) int {
 		copy(t[:], x[n8:])
 		expAVX2(&t[0], 8)
 		copy(x[n8:], t[:])
+	}
+	return n
+}
+
+func expShiftVec(out, x []float32, shift, scale float32) int {
+	n := len(out)
+	if !hasAVX2 || n == 0 {
+		return 0
+	}
+	n8 := n &^ 7
+	if n8 > 0 {
+		expShiftAVX2(&out[0], &x[0], n8, shift, scale)
+	}
+	if n8 < n {
+		var t [8]float32
+		copy(t[:], x[n8:n])
+		expShiftAVX2(&t[0], &t[0], 8, shift, scale)
+		copy(out[n8:], t[:n-n8])
 	}
 	return n
 }
@@ -109,6 +133,17 @@ func axpbyVec(out, a, b []float32, alpha, beta float32) int {
 	} else {
 		axpbyAVX2(&out[0], &a[0], &b[0], n8, alpha, beta)
 	}
+	return n8
+}
+
+// adamWVec does the multiple-of-8 prefix: the reference's tail is the same
+// operations.
+func adamWVec(p, g, m, v []float32, a AdamWParams) int {
+	n8 := len(p) &^ 7
+	if !hasAVX2 || n8 == 0 {
+		return 0
+	}
+	adamWAVX2(&p[0], &g[0], &m[0], &v[0], n8, &a)
 	return n8
 }
 

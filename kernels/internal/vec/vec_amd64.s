@@ -189,6 +189,67 @@ exploop:
 expdone:
 	RET
 
+// func expShiftAVX2(out, x *float32, n int, shift, scale float32): out = Expf(x-shift)·scale, n a multiple of 8.
+TEXT ·expShiftAVX2(SB), NOSPLIT, $0-32
+	MOVQ out+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ n+16(FP), CX
+	VBROADCASTSS shift+24(FP), Y8
+	VBROADCASTSS scale+28(FP), Y9
+	SHRQ $3, CX
+	JZ expshdone
+expshloop:
+	VMOVUPS (SI), Y7
+	VSUBPS Y8, Y7, Y0
+	VMULPS expc<>+0(SB), Y0, Y2
+	VADDPS expc<>+32(SB), Y2, Y2 // t = x·log2e + 0.5
+	VCVTTPS2DQ Y2, Y3
+	VCVTDQ2PS Y3, Y4
+	VCMPPS $1, Y4, Y2, Y6 // t < float32(n)
+	VPADDD Y6, Y3, Y3 // n-- there
+	VCVTDQ2PS Y3, Y4 // fn
+	VMULPS expc<>+64(SB), Y4, Y2
+	VSUBPS Y2, Y0, Y1
+	VMULPS expc<>+96(SB), Y4, Y2
+	VSUBPS Y2, Y1, Y1 // r = x - fn·c1 - fn·c2
+	VMOVUPS expc<>+128(SB), Y5
+	VMULPS Y1, Y5, Y5
+	VADDPS expc<>+160(SB), Y5, Y5
+	VMULPS Y1, Y5, Y5
+	VADDPS expc<>+192(SB), Y5, Y5
+	VMULPS Y1, Y5, Y5
+	VADDPS expc<>+224(SB), Y5, Y5
+	VMULPS Y1, Y5, Y5
+	VADDPS expc<>+256(SB), Y5, Y5
+	VMULPS Y1, Y5, Y5
+	VADDPS expc<>+288(SB), Y5, Y5
+	VMULPS Y1, Y5, Y5
+	VMULPS Y1, Y5, Y5
+	VADDPS Y1, Y5, Y5
+	VADDPS expc<>+320(SB), Y5, Y5 // p = p·r·r + r + 1
+	VPCMPGTD expc<>+448(SB), Y3, Y6 // n > 127: (p+p)·2¹²⁷
+	VADDPS Y5, Y5, Y2
+	VBLENDVPS Y6, Y2, Y5, Y5
+	VPMINSD expc<>+448(SB), Y3, Y3
+	VPADDD expc<>+448(SB), Y3, Y3
+	VPSLLD $23, Y3, Y3
+	VMULPS Y3, Y5, Y1 // p·2ⁿ
+	VCMPPS $0x0e, expc<>+352(SB), Y0, Y6 // x > 88.72283: +Inf
+	VBLENDVPS Y6, expc<>+416(SB), Y1, Y1
+	VCMPPS $1, expc<>+384(SB), Y0, Y6 // x < -87.33654: 0
+	VANDNPS Y1, Y6, Y1
+	VCMPPS $3, Y0, Y0, Y6 // NaN: x
+	VBLENDVPS Y6, Y0, Y1, Y1
+	VMULPS Y9, Y1, Y1
+	VMOVUPS Y1, (DI)
+	ADDQ $32, SI
+	ADDQ $32, DI
+	DECQ CX
+	JNZ expshloop
+	VZEROUPPER
+expshdone:
+	RET
+
 // func swigluAVX2(out, gate, up *float32, n int): out = gate/(1+Expf(-gate))·up.
 TEXT ·swigluAVX2(SB), NOSPLIT, $0-32
 	MOVQ out+0(FP), DI
@@ -370,6 +431,57 @@ axloop:
 	JNZ axloop
 	VZEROUPPER
 axdone:
+	RET
+
+// func adamWAVX2(pp, gp, mp, vp *float32, n int, a *AdamWParams): AdamW on n elements, a multiple of 8.
+TEXT ·adamWAVX2(SB), NOSPLIT, $0-48
+	MOVQ pp+0(FP), DI
+	MOVQ gp+8(FP), SI
+	MOVQ mp+16(FP), DX
+	MOVQ vp+24(FP), R8
+	MOVQ n+32(FP), CX
+	MOVQ a+40(FP), AX
+	VBROADCASTSS (AX), Y8
+	VBROADCASTSS 4(AX), Y9
+	VBROADCASTSS 8(AX), Y10
+	VBROADCASTSS 12(AX), Y11
+	VBROADCASTSS 16(AX), Y12
+	VBROADCASTSS 20(AX), Y13
+	VBROADCASTSS 24(AX), Y14
+	VBROADCASTSS 28(AX), Y15
+	VBROADCASTSS 32(AX), Y7 // wd
+	SHRQ $3, CX
+	JZ adamwdone
+adamwloop:
+	VMOVUPS (SI), Y0 // g
+	VMULPS (DX), Y8, Y1
+	VMULPS Y0, Y9, Y2
+	VADDPS Y2, Y1, Y1 // m = b1·m + c1·g
+	VMULPS Y0, Y11, Y2
+	VMULPS Y0, Y2, Y2
+	VMULPS (R8), Y10, Y3
+	VADDPS Y2, Y3, Y3 // v = b2·v + (c2·g)·g
+	VMOVUPS Y1, (DX)
+	VMOVUPS Y3, (R8)
+	VSQRTPS Y3, Y4
+	VMULPS Y13, Y4, Y4
+	VADDPS Y14, Y4, Y4 // den = √v·rbc2 + eps
+	VDIVPS Y12, Y1, Y5
+	VDIVPS Y4, Y5, Y5 // m/bc1/den
+	VMOVUPS (DI), Y6
+	VMULPS Y6, Y7, Y2
+	VADDPS Y2, Y5, Y5
+	VMULPS Y5, Y15, Y5
+	VSUBPS Y5, Y6, Y6 // p -= lr·(m/bc1/den + wd·p)
+	VMOVUPS Y6, (DI)
+	ADDQ $32, SI
+	ADDQ $32, DX
+	ADDQ $32, R8
+	ADDQ $32, DI
+	DECQ CX
+	JNZ adamwloop
+	VZEROUPPER
+adamwdone:
 	RET
 
 DATA lanes<>+0(SB)/8, $0x0000000000000000

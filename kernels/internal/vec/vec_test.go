@@ -212,3 +212,66 @@ func TestDropoutThreshold(t *testing.T) {
 		}
 	}
 }
+
+func TestExpShiftMatchesRef(t *testing.T) {
+	if !hasAVX2 {
+		t.Skip("no assembly in this build or on this CPU: the function is its reference")
+	}
+	xs := expInputs()
+	for _, c := range [][2]float32{{0, 1}, {3.5, -0.25}, {-20, 2}, {88, 1e-3}, {float32(math.Inf(1)), 1}} {
+		got := make([]float32, len(xs))
+		ExpShift(got, xs, c[0], c[1])
+		for i, x := range xs {
+			if want := Expf(float32(x-c[0])) * c[1]; !same(got[i], want) {
+				t.Fatalf("ExpShift(%v, shift %v, scale %v) = %v, reference %v", x, c[0], c[1], got[i], want)
+			}
+		}
+	}
+	for n := 0; n <= 40; n++ { // tails through the padded copy, and in place
+		x := expInputs()[1000 : 1000+n]
+		got, want := make([]float32, n), make([]float32, n)
+		ExpShift(got, x, 1.5, 0.75)
+		for i := range want {
+			want[i] = Expf(float32(x[i]-1.5)) * 0.75
+		}
+		ExpShift(x, x, 1.5, 0.75)
+		for i := range want {
+			if !same(got[i], want[i]) || !same(x[i], want[i]) {
+				t.Fatalf("n=%d: ExpShift[%d] = %v (in place %v), reference %v", n, i, got[i], x[i], want[i])
+			}
+		}
+	}
+}
+
+func TestAdamWMatchesRef(t *testing.T) {
+	if !hasAVX2 {
+		t.Skip("no assembly in this build or on this CPU: the function is its reference")
+	}
+	r := rand.New(rand.NewPCG(7, 8))
+	a := AdamWParams{B1: 0.9, C1: 1 - float32(0.9), B2: 0.999, C2: 1 - float32(0.999), BC1: 0.271, RBC2: 14.2, Eps: 1e-8, LR: 3e-4, WD: 0.01}
+	for _, n := range []int{0, 1, 7, 8, 9, 31, 1000} {
+		p, g, m, v := make([]float32, n), make([]float32, n), make([]float32, n), make([]float32, n)
+		for i := range p {
+			p[i], g[i], m[i] = float32(r.NormFloat64()), float32(r.NormFloat64()*1e-3), float32(r.NormFloat64()*1e-4)
+			v[i] = float32(r.Float64() * 1e-6)
+			if i%13 == 0 {
+				g[i], m[i], v[i] = 0, 0, 0 // den = eps
+			}
+		}
+		wp, wm, wv := append([]float32(nil), p...), append([]float32(nil), m...), append([]float32(nil), v...)
+		for i := range wp { // the reference loop
+			gi := g[i]
+			mi := float32(a.B1*wm[i]) + float32(a.C1*gi)
+			vi := float32(a.B2*wv[i]) + float32(float32(a.C2*gi)*gi)
+			wm[i], wv[i] = mi, vi
+			den := float32(float32(math.Sqrt(float64(vi)))*a.RBC2) + a.Eps
+			wp[i] -= a.LR * (float32(float32(mi/a.BC1)/den) + float32(a.WD*wp[i]))
+		}
+		AdamW(p, g, m, v, a)
+		for i := range p {
+			if !same(p[i], wp[i]) || !same(m[i], wm[i]) || !same(v[i], wv[i]) {
+				t.Fatalf("n=%d: AdamW[%d] = (%v, %v, %v), reference (%v, %v, %v)", n, i, p[i], m[i], v[i], wp[i], wm[i], wv[i])
+			}
+		}
+	}
+}

@@ -1,0 +1,110 @@
+package graph
+
+// LoRAUp: a linear layer's output plus its LoRA branch, accumulated by the
+// branch's matmul into the layer's output (no buffer or elementwise pass
+// for the branch), with the bits of Add(y, ScaleVar(Linear(t, b), s)).
+//
+// Shape legend: N rows, M out features, r the LoRA rank.
+
+import (
+	"fmt"
+	"math"
+
+	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+
+	"github.com/argrl/argrl/kernels"
+)
+
+// LoRAMaxRank is the largest rank LoRAUp takes: the branch's matmul must
+// sum its r products in one cache block of the CPU SGEMM (256 k) so that
+// accumulating into y rounds as the separate addition did.
+const LoRAMaxRank = 256
+
+// LoRAUp is y + (*s)·(t·bᵀ) (with bf16 products when bf16): y [..., M] a
+// linear layer's output, t [..., r] its LoRA branch's x·Aᵀ, b [M, r] the
+// branch's B, *s the LoRA scale read at run time. It copies y and lets the
+// branch's matmul accumulate into it (Alpha = *s, Beta = 1), which rounds
+// s·(t·bᵀ) and then the sum, as ScaleVar and Add do; with *s = 0 it runs
+// the separate ops (so that y + 0·u keeps their signs of zero). The
+// backward scales the branch's matmuls by *s directly when it is a power
+// of two from 1 to 2²⁴ (exact), and the gradient as ScaleVar does
+// otherwise.
+func LoRAUp(y, t, b *gorgonia.Node, s *float32, bf16 bool) (*gorgonia.Node, error) {
+	if s == nil {
+		return nil, fmt.Errorf("graph: LoRAUp: nil scale")
+	}
+	ys, ts, bs := y.Shape(), t.Shape(), b.Shape()
+	if len(bs) != 2 || len(ys) < 1 || len(ts) < 1 || ys[len(ys)-1] != bs[0] || ts[len(ts)-1] != bs[1] || size(y)/bs[0] != size(t)/bs[1] {
+		return nil, fmt.Errorf("graph: LoRAUp: y %v, t %v, b %v: want y [N, M], t [N, r], b [M, r]", ys, ts, bs)
+	}
+	M, r := bs[0], bs[1]
+	N := size(y) / M
+	if r > LoRAMaxRank {
+		return nil, fmt.Errorf("graph: LoRAUp: rank %d above %d", r, LoRAMaxRank)
+	}
+	up := mm{1, N, M, r, false, true, 1, bf16} // t·bᵀ
+	kp := kernels.MatMulParams{Batch: 1, M: N, N: M, K: r, TransB: true, Alpha: 1, StrideA: N * r, StrideB: M * r, StrideC: N * M, BF16: bf16}
+	o := &op{name: "LoRAUp", key: fmt.Sprintf("%+v s=%p", up, s), out: ys.Clone(), diff: []bool{true, true, true}, scratch: N * M}
+	o.run = func(be kernels.Backend, out kernels.Buffer, in []kernels.Buffer) error {
+		p := kp
+		if *s == 0 { // the separate ops: u = t·bᵀ; u = 0·u; out = y + u
+			u := viewOf(be, in[3], 0, N*M)
+			be.MatMul(u, in[1], in[2], p)
+			be.AXPBY(u, u, nil, 0, 0, N*M)
+			be.AXPBY(out, in[0], u, 1, 1, N*M)
+			return nil
+		}
+		be.Copy(out, in[0])
+		p.Alpha, p.Beta = *s, 1
+		be.MatMul(out, in[1], in[2], p)
+		return nil
+	}
+	o.grad = func(in gorgonia.Nodes, _, g *gorgonia.Node) (gorgonia.Nodes, error) {
+		T, B := in[1], in[2]
+		dt, err := scaledMatMul(g, B, mm{1, N, r, M, false, false, 1, bf16}, s, T.Shape()) // s·g·b
+		if err != nil {
+			return nil, err
+		}
+		db, err := scaledMatMul(g, T, mm{1, M, r, N, true, false, 1, bf16}, s, B.Shape()) // s·gᵀ·t
+		if err != nil {
+			return nil, err
+		}
+		return gorgonia.Nodes{g, dt, db}, nil
+	}
+	return apply(o, y, t, b)
+}
+
+// exactScale reports whether multiplying by s is exact for every float32
+// that stays normal: s a power of two from 1 to 2²⁴.
+func exactScale(s float32) bool {
+	f, e := math.Frexp(float64(s))
+	return f == 0.5 && e >= 1 && e <= 25
+}
+
+// scaledMatMul is the matmul p of (s·a) and b, with s read at run time:
+// Alpha = s on a when s is exactly representable as a scaling (exactScale;
+// the products then round as those of the scaled a), else a is scaled into
+// the scratch first, as ScaleVar would.
+func scaledMatMul(a, b *gorgonia.Node, p mm, s *float32, out tensor.Shape) (*gorgonia.Node, error) {
+	if size(a) != p.batch*p.m*p.k || size(b) != p.batch*p.k*p.n || shapeSize(out) != p.batch*p.m*p.n {
+		return nil, fmt.Errorf("graph: ScaledMatMul %+v: sizes a=%v b=%v out=%v do not match", p, a.Shape(), b.Shape(), out)
+	}
+	kp := kernels.MatMulParams{Batch: p.batch, M: p.m, N: p.n, K: p.k, TransA: p.ta, TransB: p.tb,
+		Alpha: p.alpha, StrideA: p.m * p.k, StrideB: p.k * p.n, StrideC: p.m * p.n, BF16: p.bf16}
+	na := size(a)
+	o := &op{name: "ScaledMatMul", key: fmt.Sprintf("%+v s=%p", p, s), out: out, diff: []bool{false, false}, scratch: na}
+	o.run = func(be kernels.Backend, c kernels.Buffer, in []kernels.Buffer) error {
+		q := kp
+		if exactScale(*s) {
+			q.Alpha *= *s
+			be.MatMul(c, in[0], in[1], q)
+			return nil
+		}
+		sa := viewOf(be, in[2], 0, na)
+		be.AXPBY(sa, in[0], nil, *s, 0, na)
+		be.MatMul(c, sa, in[1], q)
+		return nil
+	}
+	return apply(o, a, b)
+}
