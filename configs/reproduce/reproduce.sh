@@ -8,7 +8,7 @@
 #
 # Per draw (configs/reproduce/*.yaml; run directories under DRAW/runs):
 #   sft              LoRA SFT, 2 epochs; epoch-fixed = end of epoch 1, best = best/ (validation FCM)
-#   grpo, ppo        RL from the base model: RM-3, β = 1, 25 steps of 32 rollouts
+#   grpo, ppo        RL from the base model: RM-3, β = 1, 50 steps of 32 rollouts (lr 2e-3)
 #   sft-grpo, sft-ppo  the same from the epoch-fixed SFT adapter
 #   grpo-rm1, grpo-rm2 Table 5's rewards; grpo-b3, ppo-b3 Table 7's β = 3
 # and greedy evaluations (128 new tokens) of every stage on the Spanish
