@@ -288,10 +288,10 @@ func (mg *modelGraph) planned() int64 {
 	for _, e := range []*graph.Executor{mg.train, mg.eval} {
 		if e != nil {
 			st := e.Stats()
-			n += st.SlotElems + st.ScratchElems + st.PinnedElems + st.StashElems/2
+			n += st.ActivationBytes() + 4*st.PinnedElems
 		}
 	}
-	return 4 * n
+	return n
 }
 
 // trim evicts least recently used graphs other than keep while the cached

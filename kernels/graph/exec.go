@@ -184,7 +184,7 @@ func Compile(g *gorgonia.ExprGraph, be kernels.Backend, cfg Config) (*Executor, 
 	p.stats.Stashed = len(p.stashes)
 
 	e := &Executor{be: be, pinned: map[*gorgonia.Node]kernels.Buffer{}, stats: p.stats}
-	if err := e.materialize(p, cfg, sc, len(fwd)); err != nil {
+	if err := e.materialize(p, cfg, sc); err != nil {
 		e.Close()
 		return nil, err
 	}
@@ -224,9 +224,9 @@ func classify(n *gorgonia.Node, cs []*gorgonia.Node) error {
 }
 
 // materialize allocates the plan's buffers and resolves every step's
-// buffers; sc.steps[:nFwd] form the forward phase.
-func (e *Executor) materialize(p *plan, cfg Config, sc *sched, nFwd int) error {
-	be := e.be
+// buffers; sc.steps[:p.nFwd] form the forward phase.
+func (e *Executor) materialize(p *plan, cfg Config, sc *sched) error {
+	be, nFwd := e.be, p.nFwd
 	arena := be.Alloc(kernels.F32, p.arena[0])
 	e.owned = append(e.owned, arena)
 	sb := e.materializeStash(p, arena)

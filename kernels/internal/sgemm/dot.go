@@ -144,9 +144,7 @@ func kcForDot(K int) int {
 	if K <= kcDotOne {
 		return (K + 15) &^ 15
 	}
-	nb := (K + kcDotMax - 1) / kcDotMax
-	kc := (K + nb - 1) / nb
-	return min((kc+15)&^15, kcDotMax)
+	return splitK(K, kcDotMax, 16)
 }
 
 // GemmDot is Gemm (same arguments and checks) with bf16 products: C =
@@ -173,34 +171,16 @@ func gemmDot(k *DotKernel, tA, tB bool, M, N, K int, alpha float32, a []float32,
 	mr, nr := k.MR, k.NR
 	kcb := kcForDot(K)
 	kpb := (kcb + 1) / 2 // pairs per block
-	mcb := min(mcMax/mr*mr, (M+mr-1)/mr*mr)
-	ncb := min(ncMax/nr*nr, (N+nr-1)/nr*nr)
+	mcb, ncb := mnBlocks(M, N, mr, nr)
 	pa, pas := alignedPairs(mcb * kpb)
 	pb, pbs := alignedPairs(ncb * kpb)
-	for jc := 0; jc < N; jc += ncb {
-		nc := min(ncb, N-jc)
-		for pc := 0; pc < K; pc += kcb {
-			kc := min(kcb, K-pc)
+	blockLoop(M, N, K, mr, nr, kcb, mcb, ncb, beta,
+		func(pc, jc, kc, nc int) { packBDot(pb, tB, b, ldb, pc, jc, kc, nc, nr) },
+		func(ic, pc, mc, kc int) { packADot(pa, tA, a, lda, ic, pc, mc, kc, mr) },
+		func(ir, jr, i, j, kc, m, n int, bet float32) {
 			kp := (kc + 1) / 2
-			packBDot(pb, tB, b, ldb, pc, jc, kc, nc, nr)
-			bet := beta
-			if pc > 0 {
-				bet = 1
-			}
-			for ic := 0; ic < M; ic += mcb {
-				mc := min(mcb, M-ic)
-				packADot(pa, tA, a, lda, ic, pc, mc, kc, mr)
-				for jr := 0; jr < nc; jr += nr {
-					n := min(nr, nc-jr)
-					bp := &pb[jr*kp]
-					for ir := 0; ir < mc; ir += mr {
-						m := min(mr, mc-ir)
-						k.fn(kp, &pa[ir*kp], bp, &c[(ic+ir)*ldc+jc+jr], ldc, alpha, bet, m, n)
-					}
-				}
-			}
-		}
-	}
+			k.fn(kp, &pa[ir*kp], &pb[jr*kp], &c[i*ldc+j], ldc, alpha, bet, m, n)
+		})
 	pool.Put(pas)
 	pool.Put(pbs)
 }

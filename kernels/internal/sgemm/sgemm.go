@@ -127,10 +127,15 @@ const (
 
 // kcFor splits K into the fewest blocks of at most kcMax, of equal size
 // rounded up to a multiple of 8 (the last block takes the rest).
-func kcFor(K int) int {
-	nb := (K + kcMax - 1) / kcMax
+func kcFor(K int) int { return splitK(K, kcMax, 8) }
+
+// splitK is the block size that splits K into the fewest blocks of at most
+// kmax, of equal size rounded up to a multiple of align (a power of two
+// dividing kmax; the last block takes the rest).
+func splitK(K, kmax, align int) int {
+	nb := (K + kmax - 1) / kmax
 	kc := (K + nb - 1) / nb
-	return min((kc+7)&^7, kcMax)
+	return min((kc+align-1)&^(align-1), kmax)
 }
 
 // Gemm is C = alpha·op(A)·op(B) + beta·C with kernel k on the calling
@@ -167,44 +172,64 @@ func gemm(k *Kernel, tA, tB bool, M, N, K int, alpha float32, a []float32, lda i
 	}
 	mr, nr := k.MR, k.NR
 	kcb := kcFor(K)
-	mcb := min(mcMax/mr*mr, (M+mr-1)/mr*mr)
-	ncb := min(ncMax/nr*nr, (N+nr-1)/nr*nr)
+	mcb, ncb := mnBlocks(M, N, mr, nr)
 	pa, pas := aligned(mcb * kcb)
 	pb, pbs := aligned(ncb * kcb)
 	var t []float32 // padded C tile for kernels without masks
 	if !k.edges {
 		t = make([]float32, mr*nr)
 	}
+	blockLoop(M, N, K, mr, nr, kcb, mcb, ncb, beta,
+		func(pc, jc, kc, nc int) { packB(pb, tB, b, ldb, pc, jc, kc, nc, nr) },
+		func(ic, pc, mc, kc int) { packA(pa, tA, a, lda, ic, pc, mc, kc, mr) },
+		func(ir, jr, i, j, kc, m, n int, bet float32) {
+			ci := i*ldc + j
+			if k.edges || (m == mr && n == nr) {
+				k.fn(kc, &pa[ir*kc], &pb[jr*kc], &c[ci], ldc, alpha, bet, m, n)
+			} else {
+				k.edge(kc, &pa[ir*kc], &pb[jr*kc], c[ci:], ldc, alpha, bet, m, n, t)
+			}
+		})
+	pool.Put(pas)
+	pool.Put(pbs)
+}
+
+// mnBlocks is the row and column block sizes of an M×N product for mr×nr
+// tiles (whole tiles, at most mcMax and ncMax).
+func mnBlocks(M, N, mr, nr int) (mcb, ncb int) {
+	return min(mcMax/mr*mr, (M+mr-1)/mr*mr), min(ncMax/nr*nr, (N+nr-1)/nr*nr)
+}
+
+// blockLoop is the loop nest of the packed GEMMs (gemm, gemmDot): for each
+// column block jc of C and depth block pc of K it packs op(B)'s block, for
+// each row block ic op(A)'s block, then runs tile on every micro-tile
+// (ir, jr: its offsets in the packed blocks; i, j: its first row and
+// column of C; kc: the block's depth) with beta for the first depth block
+// and 1 after.
+func blockLoop(M, N, K, mr, nr, kcb, mcb, ncb int, beta float32,
+	packB func(pc, jc, kc, nc int), packA func(ic, pc, mc, kc int),
+	tile func(ir, jr, i, j, kc, m, n int, beta float32)) {
 	for jc := 0; jc < N; jc += ncb {
 		nc := min(ncb, N-jc)
 		for pc := 0; pc < K; pc += kcb {
 			kc := min(kcb, K-pc)
-			packB(pb, tB, b, ldb, pc, jc, kc, nc, nr)
+			packB(pc, jc, kc, nc)
 			bet := beta
 			if pc > 0 {
 				bet = 1
 			}
 			for ic := 0; ic < M; ic += mcb {
 				mc := min(mcb, M-ic)
-				packA(pa, tA, a, lda, ic, pc, mc, kc, mr)
+				packA(ic, pc, mc, kc)
 				for jr := 0; jr < nc; jr += nr {
 					n := min(nr, nc-jr)
-					bp := &pb[jr*kc]
 					for ir := 0; ir < mc; ir += mr {
-						m := min(mr, mc-ir)
-						ci := (ic+ir)*ldc + jc + jr
-						if k.edges || (m == mr && n == nr) {
-							k.fn(kc, &pa[ir*kc], bp, &c[ci], ldc, alpha, bet, m, n)
-						} else {
-							k.edge(kc, &pa[ir*kc], bp, c[ci:], ldc, alpha, bet, m, n, t)
-						}
+						tile(ir, jr, ic+ir, jc+jr, kc, min(mr, mc-ir), n, bet)
 					}
 				}
 			}
 		}
 	}
-	pool.Put(pas)
-	pool.Put(pbs)
 }
 
 // scaleC is C = beta·C (0 when beta = 0, whatever C holds) on M×N.

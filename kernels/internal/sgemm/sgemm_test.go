@@ -270,20 +270,30 @@ func TestGemmSpecial(t *testing.T) {
 		t.Skip("no assembly microkernels on this machine/build")
 	}
 	k := Kernels[0]
+	checkSpecial(t, "Gemm", func(M, N, K int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+		Gemm(k, false, false, M, N, K, alpha, a, lda, b, ldb, beta, c, ldc)
+	})
+}
+
+// checkSpecial is TestGemmSpecial's checks on gemm (a row-major NN GEMM):
+// K = 0 and alpha = 0 give beta·C (0 for beta = 0 whatever C holds), and a
+// short C panics before any write.
+func checkSpecial(t *testing.T, name string, gemm func(M, N, K int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int)) {
+	t.Helper()
 	a, b := []float32{1, 2, 3, 4, 5, 6}, []float32{1, 2, 3, 4, 5, 6}
 	for _, c := range []struct {
 		K           int
 		alpha, beta float32
 	}{{0, 1, 0}, {0, 1, 2}, {3, 0, 0}, {3, 0, -1}} {
 		cc := []float32{1, float32(math.NaN()), 3, 4}
-		Gemm(k, false, false, 2, 2, c.K, c.alpha, a, max(c.K, 1), b, 2, c.beta, cc, 2)
+		gemm(2, 2, c.K, c.alpha, a, max(c.K, 1), b, 2, c.beta, cc, 2)
 		for i, v := range cc {
 			want := float32(0)
 			if c.beta != 0 {
 				want = c.beta * []float32{1, float32(math.NaN()), 3, 4}[i]
 			}
 			if !(v == want || (v != v && want != want)) {
-				t.Errorf("K=%d alpha=%v beta=%v: c[%d] = %v, want %v", c.K, c.alpha, c.beta, i, v, want)
+				t.Errorf("%s K=%d alpha=%v beta=%v: c[%d] = %v, want %v", name, c.K, c.alpha, c.beta, i, v, want)
 			}
 		}
 	}
@@ -291,14 +301,14 @@ func TestGemmSpecial(t *testing.T) {
 	func() {
 		defer func() {
 			if recover() == nil {
-				t.Errorf("Gemm with a short C did not panic")
+				t.Errorf("%s with a short C did not panic", name)
 			}
 		}()
-		Gemm(k, false, false, 2, 3, 2, 1, a, 2, b, 3, 0, short, 3)
+		gemm(2, 3, 2, 1, a, 2, b, 3, 0, short, 3)
 	}()
 	for i, v := range short {
 		if v != 0 {
-			t.Errorf("short C written at %d", i)
+			t.Errorf("%s: short C written at %d", name, i)
 		}
 	}
 }
