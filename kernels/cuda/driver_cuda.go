@@ -137,6 +137,8 @@ argrl_CUresult drv_load_module(argrl_CUmodule* m, const char* ptx, char* log, si
 	return D.cuModuleLoadDataEx(m, ptx, 2, opts, vals);
 }
 argrl_CUresult drv_unload(argrl_CUmodule m) { return D.cuModuleUnload(m); }
+argrl_CUresult drv_func_attr(int* v, unsigned attrib, argrl_CUfunction f) { return D.cuFuncGetAttribute(v, attrib, f); }
+argrl_CUresult drv_stream_query(argrl_CUstream s) { return D.cuStreamQuery(s); }
 argrl_CUresult drv_function(argrl_CUfunction* f, argrl_CUmodule m, const char* name) {
 	return D.cuModuleGetFunction(f, m, name);
 }
