@@ -82,7 +82,7 @@ cuda-check: train-cuda
 	$(GO) vet -tags $(CUDA_TAGS) ./...
 	$(GO) build -tags $(CUDA_TAGS) ./...
 	kernels/cuda/link-check.sh $(BIN)/train-cuda
-	$(GO) test -tags $(CUDA_TAGS) -count=1 -run 'TestDriverReport|TestNewWithoutGPU|TestPTX' ./kernels/cuda/
+	$(GO) test -tags $(CUDA_TAGS) -count=1 -run 'TestDriverReport|TestNewWithoutGPU|TestAutoWithoutGPU|TestPTX|TestLaunchBounds|TestPickArch' ./kernels/cuda/
 
 train-cuda:
 	$(GO) build -tags $(CUDA_TAGS) -o $(BIN)/train-cuda ./cmd/train

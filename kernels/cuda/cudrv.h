@@ -110,6 +110,7 @@ ARGRL_CUBLAS_ENTRIES(ARGRL_TYPEDEF)
 // over the resolved entry points (cgo cannot call a function pointer).
 int argrl_load_driver(const char* path, int use_gpa, int* version, char* err, size_t errlen);
 int argrl_load_cublas(const char* path, char* err, size_t errlen);
+int argrl_preload(const char* path, char* err, size_t errlen);
 const char* argrl_report_text(void);
 int argrl_entry_count(void);
 argrl_CUresult drv_init(void);

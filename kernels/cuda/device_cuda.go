@@ -15,6 +15,8 @@ import (
 	"runtime"
 	"strings"
 	"unsafe"
+
+	"github.com/argrl/argrl/kernels/cuda/cudalib"
 )
 
 // ptxFS holds the PTX gen.sh made: ptx/sm_80/*.ptx and ptx/sm_90/*.ptx;
@@ -50,7 +52,7 @@ func newCUDADevice(ordinal int) (*cuDevice, error) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	if err := cuErr("cuInit", C.drv_init()); err != nil {
-		return nil, fmt.Errorf("cuda: %w (driver %s, CUDA %s)", err, libNames[0], cudaVersion(driverVer))
+		return nil, fmt.Errorf("cuda: %w (driver %s, CUDA %s)", err, libPath(cudalib.Driver), cudaVersion(driverVer))
 	}
 	var n C.int
 	if err := cuErr("cuDeviceGetCount", C.drv_device_count(&n)); err != nil {
@@ -102,7 +104,7 @@ func newCUDADevice(ordinal int) (*cuDevice, error) {
 	}
 	if st := C.blas_create(&d.blas, d.stream); st != 0 {
 		d.blas = nil
-		return nil, fmt.Errorf("cuda: cuBLAS (%s) init: status %d", libNames[1], int(st))
+		return nil, fmt.Errorf("cuda: cuBLAS (%s) init: status %d", libPath(cudalib.CuBLAS), int(st))
 	}
 	var name [256]C.char
 	_ = C.drv_device_name(&name[0], C.int(len(name)), d.dev)
