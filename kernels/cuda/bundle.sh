@@ -2,7 +2,10 @@
 # bundle.sh [DIR] (make gpu-check-build): everything a GPU machine without
 # Go needs to run make gpu-check, in DIR (gpu-bundle/, ignored by git):
 #
-#   bin/gpucheck, bin/train-cuda, bin/cuda.test   stripped, -tags argrl_cuda
+#   bin/gpucheck.gz, bin/train-cuda.gz, bin/cuda.test.gz
+#                                                 stripped, -tags argrl_cuda,
+#                                                 gzip -9 (gpu-check.sh unpacks
+#                                                 them: 67 MiB as they are)
 #   kernels/cuda/gpu-check.sh                     the script (run it from there)
 #   kernels/cuda/ptx/                             the PTX (also embedded)
 #   configs/{sft,grpo,ppo}-tiny.yaml, trainer/testdata/sft/   tiny configs, data
@@ -46,6 +49,8 @@ for b in "$dir"/bin/*; do
 		esac
 	done
 done
+((bad)) && exit 1
+gzip -9 "$dir"/bin/*
 size=$(du -sb "$dir" | cut -f1)
 printf 'bundle: %s is %.1f MiB (limit 40 MiB): carry it and run %s/kernels/cuda/gpu-check.sh (docs/gpu.md)\n' \
 	"$dir" "$(echo "$size / 1048576" | bc -l)" "$dir"

@@ -25,7 +25,21 @@ func (be *Backend) CopyRate(bytes int64, reps, rounds int) (float64, error) {
 	src, dst := be.Alloc(kernels.F32, n), be.Alloc(kernels.F32, n)
 	defer be.Free(src)
 	defer be.Free(dst)
-	be.CopyIn(src, randomBF16Pairs(n, 1))
+	// random data in a 64 MiB block, tiled over the buffer on the device
+	chunk := min(n, 16<<20)
+	be.CopyIn(be.View(src, 0, chunk), randomBF16Pairs(chunk, 1))
+	if err := be.Sync(); err != nil {
+		return 0, err
+	}
+	be.mu.Lock()
+	for at := chunk; at < n; at += chunk {
+		k := min(chunk, n-at)
+		if err := be.dev.dtod(src.(*buffer).ptr()+devPtr(4*at), src.(*buffer).ptr(), int64(4*k)); err != nil {
+			be.mu.Unlock()
+			return 0, fmt.Errorf("%s: fill: %w", be.Name(), err)
+		}
+	}
+	be.mu.Unlock()
 	sec, err := be.timeRounds(reps, rounds, func() error {
 		return be.dev.dtod(dst.(*buffer).ptr(), src.(*buffer).ptr(), int64(n)*4)
 	})

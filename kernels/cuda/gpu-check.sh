@@ -49,7 +49,11 @@ dry=0
 [[ "${1:-}" == "--dry-run" ]] && dry=1
 BIN=${BIN:-bin}
 OUT=${OUT:-runs/gpu-check}
-# the bundle (no Go on the machine): the binaries are already in bin/
+# the bundle (no Go on the machine): the binaries come gzipped in bin/
+for z in "$BIN"/*.gz; do
+	[[ -f "$z" ]] || continue
+	gunzip -f "$z" && chmod +x "${z%.gz}" || echo "gpu-check: cannot unpack $z" >&2
+done
 [[ -z "${PREBUILT:-}" ]] && ! command -v go >/dev/null && [[ -x "$BIN/gpucheck" ]] && PREBUILT=1
 BUDGET=${BUDGET:-$((dry ? 1200 : 420))} # the dry run is not bound by the lent machine's limit
 t0=$SECONDS
