@@ -215,11 +215,14 @@ func (d *Draws) check(table, text string, os ...ordering) (ReproClaim, error) {
 		for i := range a {
 			margins[i] = Margin(a[i], b[i])
 		}
-		ma, _ := MeanSD(margins)
+		// The comparison is paired: each draw's margin is a − b on that
+		// draw, and their spread (sd over the draws) is the noise the
+		// claim is judged against.
+		ma, sd := MeanSD(margins)
 		holds := Strict(margins)
 		c.Holds = c.Holds && holds
 		c.Values[o.a.label()+" > "+o.b.label()] = map[string]any{"a": rounds(a), "b": rounds(b),
-			"margins": margins, "mean_margin": round2(ma), "holds": holds}
+			"margins": margins, "mean_margin": round2(ma), "sd_margin": round2(sd), "holds": holds}
 	}
 	return c, nil
 }
@@ -368,7 +371,7 @@ func writeReproClaims(w io.Writer, cs []ReproClaim) {
 		sort.Strings(keys)
 		for _, k := range keys {
 			if m, ok := c.Values[k].(map[string]any); ok {
-				fmt.Fprintf(w, "             %s: margins %v (mean %.2f)\n", k, m["margins"], m["mean_margin"])
+				fmt.Fprintf(w, "             %s: margins %v (paired, mean %.2f ± %.2f sd)\n", k, m["margins"], m["mean_margin"], m["sd_margin"])
 			}
 		}
 	}

@@ -93,6 +93,22 @@ func TestReproduceClaims(t *testing.T) {
 	if seen != len(want) || len(cs) != 10 {
 		t.Errorf("%d claims (%d of the expected ones)", len(cs), seen)
 	}
+	// Paired margins: every draw moves both stages alike here, so the
+	// margin of SFT over base is 20 points on each draw, sd 0.
+	for _, c := range cs {
+		if c.Claim == "SFT > Base (ALC, FCM; Split-1, es)" {
+			m := c.Values["ALC(sft learn.es) > ALC(base learn.es)"].(map[string]any)
+			if m["mean_margin"] != 20.0 || m["sd_margin"] != 0.0 {
+				t.Errorf("paired margins %v", m)
+			}
+		}
+	}
+	var cb bytes.Buffer
+	WriteReproClaims(&cb, cs)
+	if out := cb.String(); !strings.Contains(out, "(paired, mean 20.00 ± 0.00 sd)") || !strings.Contains(out, "Sanity checks") ||
+		strings.Index(out, "Sanity checks") > strings.Index(out, "ALC exceeds FCM") {
+		t.Errorf("claims:\n%s", out)
+	}
 	var b bytes.Buffer
 	if err := d.WriteTables(&b); err != nil {
 		t.Fatal(err)
