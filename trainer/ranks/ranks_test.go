@@ -1,4 +1,4 @@
-package trainer
+package ranks
 
 import (
 	"errors"
@@ -32,10 +32,10 @@ func (f *fakeComm) Check(error) error {
 // enough of them, records dealt otherwise; one share is the Batcher's
 // micro-batches as they are.
 func TestTeamSplitDeal(t *testing.T) {
-	one, _ := newTeam(nil, 1)
-	two, _ := newTeam(nil, 2)
+	one, _ := New(nil, 1)
+	two, _ := New(nil, 2)
 	for _, c := range []struct {
-		t       *team
+		t       *Team
 		n, size int
 		shares  []int
 		chunks  [][]int
@@ -46,26 +46,26 @@ func TestTeamSplitDeal(t *testing.T) {
 		{two, 5, 2, []int{0, 0, 1, 1, 0}, [][]int{{0, 1}, {4}, {2, 3}}},
 		{two, 3, 4, []int{0, 1, 0}, [][]int{{0, 2}, {1}}}, // one micro-batch for two shares
 	} {
-		sh := c.t.split(c.n, c.size)
+		sh := c.t.Deal(c.n, c.size)
 		if !reflect.DeepEqual(sh, c.shares) {
-			t.Errorf("S=%d split(%d, %d) = %v, want %v", c.t.shares, c.n, c.size, sh, c.shares)
+			t.Errorf("S=%d Deal(%d, %d) = %v, want %v", c.t.shares, c.n, c.size, sh, c.shares)
 		}
 		var got [][]int
-		for _, ch := range c.t.deal(c.size, sh) {
-			got = append(got, ch.at)
-			if sh[ch.at[0]] != ch.share {
-				t.Errorf("chunk %v labelled share %d", ch.at, ch.share)
+		for j, b := range c.t.Batches(sh, c.size) {
+			got = append(got, b.At)
+			if sh[b.At[0]] != b.Share || b.Index != j {
+				t.Errorf("batch %d %v labelled share %d, index %d", j, b.At, b.Share, b.Index)
 			}
 		}
 		if !reflect.DeepEqual(got, c.chunks) {
-			t.Errorf("S=%d deal(%d, split(%d)) = %v, want %v", c.t.shares, c.size, c.n, got, c.chunks)
+			t.Errorf("S=%d Batches(%d, Deal(%d)) = %v, want %v", c.t.shares, c.size, c.n, got, c.chunks)
 		}
 	}
 }
 
 // dist.shares must be a multiple of the ranks; rank r holds its block.
 func TestTeamShares(t *testing.T) {
-	tm, err := newTeam(&fakeComm{rank: 1, size: 2}, 4)
+	tm, err := New(&fakeComm{rank: 1, size: 2}, 4)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,13 +75,13 @@ func TestTeamShares(t *testing.T) {
 			held = append(held, s)
 		}
 	}
-	if !reflect.DeepEqual(held, []int{2, 3}) || !reflect.DeepEqual(mine(tm, []string{"a", "b", "c", "d"}), []string{"c", "d"}) {
+	if !reflect.DeepEqual(held, []int{2, 3}) || tm.MostItems(5) != 4 {
 		t.Errorf("rank 1 of 2 with 4 shares holds %v", held)
 	}
-	if tm, _ := newTeam(&fakeComm{size: 3}, 0); tm.shares != 3 || tm.per != 1 {
+	if tm, _ := New(&fakeComm{size: 3}, 0); tm.shares != 3 || tm.per != 1 {
 		t.Errorf("shares 0 on 3 ranks: %d shares, %d per rank", tm.shares, tm.per)
 	}
-	if _, err := newTeam(&fakeComm{size: 2}, 3); err == nil || !strings.Contains(err.Error(), `"dist.shares": 3 is not a multiple of the 2 ranks`) {
+	if _, err := New(&fakeComm{size: 2}, 3); err == nil || !strings.Contains(err.Error(), `"dist.shares": 3 is not a multiple of the 2 ranks`) {
 		t.Errorf("3 shares on 2 ranks: %v", err)
 	}
 }
@@ -96,20 +96,28 @@ func TestTeamAccumulateShares(t *testing.T) {
 	const tiny = 1.0 / (1 << 24)
 	vals := []float32{1, tiny, tiny, tiny}
 	run := func(shares int) float32 {
-		tm, err := newTeam(nil, shares)
+		tm, err := New(nil, shares)
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer tm.free()
-		chunks := tm.deal(1, tm.split(len(vals), 1))
+		defer tm.Free()
 		add := be.Alloc(kernels.F32, 1)
 		defer be.Free(add)
-		be.Fill(p.G, 42) // accumulate zeroes first
-		err = tm.accumulate(be, params, chunks, func(j int) error {
-			be.CopyIn(add, vals[chunks[j].at[0]:chunks[j].at[0]+1])
+		be.Fill(p.G, 42) // Accumulate zeroes first
+		counts, n, err := Accumulate(tm, be, params, tm.Deal(len(vals), 1), 1, func(b Batch, count *int) error {
+			be.CopyIn(add, vals[b.At[0]:b.At[0]+1])
 			be.AXPBY(p.G, p.G, add, 1, 1, 1)
+			*count++
 			return nil
 		})
+		if n != len(vals) || len(counts) != shares {
+			t.Errorf("%d shares: %d batches, %d accumulators", shares, n, len(counts))
+		}
+		for s, c := range counts {
+			if c != len(vals)/shares {
+				t.Errorf("%d shares: share %d ran %d batches", shares, s, c)
+			}
+		}
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -131,32 +139,32 @@ func TestTeamAccumulateShares(t *testing.T) {
 	}
 }
 
-// settle: a rank's own failure that every failing rank shares comes back
+// Settle: a rank's own failure that every failing rank shares comes back
 // once as its own error; another rank's comes back as that rank's; an
 // error already shared needs no collective and loses what this rank was
 // doing when it learned it.
 func TestSettle(t *testing.T) {
 	own := errors.New("step 2: loss is NaN")
 	c := &fakeComm{rank: 1, size: 2, check: &dist.RankError{Rank: 1, Msg: own.Error()}}
-	got := (&team{comm: c}).settle(own)
+	got := Settle(c, own)
 	if !errors.Is(got, own) || !Shared(got) || got.Error() != own.Error() {
 		t.Errorf("own failure: %v (shared %v)", got, Shared(got))
 	}
 	other := &dist.RankError{Rank: 0, Msg: "disk full"}
 	c = &fakeComm{rank: 1, size: 2, check: other}
-	if got := (&team{comm: c}).settle(nil); got != other {
+	if got := Settle(c, nil); got != other {
 		t.Errorf("rank 0's failure: %v", got)
 	}
 	c = &fakeComm{rank: 0, size: 2}
-	if got := (&team{comm: c}).settle(fmt.Errorf("sft: step 3: %w", other)); got != other || c.checks != 0 {
+	if got := Settle(c, fmt.Errorf("sft: step 3: %w", other)); got != other || c.checks != 0 {
 		t.Errorf("shared failure: %v after %d checks", got, c.checks)
 	}
 	both := errors.Join(&dist.RankError{Rank: 0, Msg: "a"}, &dist.RankError{Rank: 1, Msg: "b"})
 	c = &fakeComm{rank: 0, size: 2, check: both}
-	if got := (&team{comm: c}).settle(errors.New("a")); got != both {
+	if got := Settle(c, errors.New("a")); got != both {
 		t.Errorf("two failures: %v", got)
 	}
-	if got := (&team{comm: &fakeComm{size: 2}}).settle(nil); got != nil {
+	if got := Settle(&fakeComm{size: 2}, nil); got != nil {
 		t.Errorf("no failure: %v", got)
 	}
 }
