@@ -89,18 +89,17 @@ type rlRun struct {
 }
 
 // newRLRun prepares a GRPO or PPO run from cfg.
-func newRLRun(cfg config.Config, o RLOptions, spec rlSpec) (r *rlRun, err error) {
+func newRLRun(cfg config.Config, o RLOptions, spec rlSpec) (_ *rlRun, err error) {
 	log := o.Log
 	if log == nil {
 		log = os.Stderr
 	}
 	algo := spec.name
-	r = &rlRun{rlSpec: spec, res: &RLResult{}}
+	r := &rlRun{rlSpec: spec, res: &RLResult{}}
 	defer func() {
 		if err != nil {
 			err = finish(o.Comm, err)
-			err = withClose(err, r.close())
-			r = nil
+			err = withClose(err, r.close()) // r, not the nil that the failing return set
 		}
 	}()
 	if cfg.Algo != algo {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/argrl/argrl/dist"
@@ -166,5 +167,168 @@ func TestSettle(t *testing.T) {
 	}
 	if got := Settle(&fakeComm{size: 2}, nil); got != nil {
 		t.Errorf("no failure: %v", got)
+	}
+}
+
+// memGroup is n ranks in one process (goroutines): AllGather and Check
+// exchange through a barrier; no other collective is used by these tests.
+type memGroup struct {
+	n     int
+	mu    sync.Mutex
+	cond  *sync.Cond
+	gen   int
+	slots [][]byte
+	out   [][]byte
+	in    int
+}
+
+func newMemGroup(n int) *memGroup {
+	g := &memGroup{n: n, slots: make([][]byte, n)}
+	g.cond = sync.NewCond(&g.mu)
+	return g
+}
+
+// gather deposits b as rank r's and returns every rank's once all came.
+func (g *memGroup) gather(r int, b []byte) [][]byte {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	gen := g.gen
+	g.slots[r] = append([]byte(nil), b...)
+	g.in++
+	if g.in == g.n {
+		g.out, g.slots, g.in = g.slots, make([][]byte, g.n), 0
+		g.gen++
+		g.cond.Broadcast()
+	} else {
+		for gen == g.gen {
+			g.cond.Wait()
+		}
+	}
+	return g.out
+}
+
+type memComm struct {
+	dist.Comm
+	g    *memGroup
+	rank int
+}
+
+func (c *memComm) Rank() int { return c.rank }
+func (c *memComm) Size() int { return c.g.n }
+func (c *memComm) AllGather(b []byte) ([][]byte, error) {
+	return c.g.gather(c.rank, b), nil
+}
+func (c *memComm) Check(err error) error {
+	msg := []byte{}
+	if err != nil {
+		msg = []byte("!" + err.Error())
+	}
+	var errs []error
+	for r, m := range c.g.gather(c.rank, msg) {
+		if len(m) > 0 {
+			errs = append(errs, &dist.RankError{Rank: r, Msg: string(m[1:])})
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// onRanks runs f on n ranks of one memGroup with dist.shares s and
+// returns each rank's result.
+func onRanks[T any](t *testing.T, n, s int, f func(tm *Team) (T, error)) ([]T, []error) {
+	g := newMemGroup(n)
+	out, errs := make([]T, n), make([]error, n)
+	var wg sync.WaitGroup
+	for r := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			tm, err := New(&memComm{g: g, rank: r}, s)
+			if err != nil {
+				errs[r] = err
+				return
+			}
+			out[r], errs[r] = f(tm)
+		}()
+	}
+	wg.Wait()
+	return out, errs
+}
+
+// Map and Fold give every rank every item's result and every share's
+// accumulator, equal to one process's with the same shares, and each
+// rank runs only its own shares' micro-batches.
+func TestMapFoldAcrossRanks(t *testing.T) {
+	type result struct {
+		Squares []int
+		Sums    []float64
+		Ran     [][]int
+	}
+	const n = 7
+	phase := func(tm *Team) (result, error) {
+		var res result
+		dealt := tm.Deal(n, 2)
+		sq, err := Map(tm, dealt, 2, func(b Batch) ([]int, error) {
+			res.Ran = append(res.Ran, b.At)
+			out := make([]int, len(b.At))
+			for i, at := range b.At {
+				out[i] = at * at
+			}
+			return out, nil
+		})
+		if err != nil {
+			return res, err
+		}
+		sums, err := Fold(tm, dealt, 2, func(b Batch, acc *float64) error {
+			for _, at := range b.At {
+				*acc += 1 / float64(at+1)
+			}
+			return nil
+		})
+		res.Squares, res.Sums = sq, sums
+		return res, err
+	}
+	one, err := New(nil, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := phase(one)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range want.Squares {
+		if v != i*i {
+			t.Fatalf("one process: item %d's result %d", i, v)
+		}
+	}
+	got, errs := onRanks(t, 2, 2, phase)
+	for r := range got {
+		if errs[r] != nil {
+			t.Fatalf("rank %d: %v", r, errs[r])
+		}
+		if !reflect.DeepEqual(got[r].Squares, want.Squares) || !reflect.DeepEqual(got[r].Sums, want.Sums) {
+			t.Errorf("rank %d: %v %v, one process %v %v", r, got[r].Squares, got[r].Sums, want.Squares, want.Sums)
+		}
+	}
+	// Items 0-1 and 4-5 are share 0's micro-batches, 2-3 and 6 share 1's.
+	if !reflect.DeepEqual(got[0].Ran, [][]int{{0, 1}, {4, 5}}) || !reflect.DeepEqual(got[1].Ran, [][]int{{2, 3}, {6}}) {
+		t.Errorf("ranks ran %v and %v", got[0].Ran, got[1].Ran)
+	}
+}
+
+// A failure in one rank's phase function ends the phase on every rank
+// with that rank's message.
+func TestMapFailureReachesEveryRank(t *testing.T) {
+	_, errs := onRanks(t, 2, 0, func(tm *Team) ([]string, error) {
+		return Map(tm, tm.Deal(4, 1), 1, func(b Batch) ([]string, error) {
+			if b.Share == 1 {
+				return nil, errors.New("reward server down")
+			}
+			return []string{"ok"}, nil
+		})
+	})
+	for r, err := range errs {
+		if err == nil || !strings.Contains(err.Error(), "rank 1: reward server down") || !Shared(err) {
+			t.Errorf("rank %d: %v", r, err)
+		}
 	}
 }
