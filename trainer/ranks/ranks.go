@@ -35,6 +35,18 @@
 // caller that adds them in that order gets the same bytes on any number
 // of ranks.
 //
+// A phase, for instance the critic's values of a step's rollouts:
+//
+//	dealt := team.Deal(len(prompts), batchSize)       // once per step: each prompt's share
+//	vs, err := ranks.Map(team, dealtOfItems, micro, func(b ranks.Batch) ([][]float32, error) {
+//		… one model call on items b.At …
+//		return perItem, nil                         // one result per b.At, in order
+//	})                                                // vs[i]: item i's values, on every rank
+//
+// Micro-batches are cut in one place, Team.Batches (at most size items of
+// a share each, in order); a phase that cuts by another rule (a token
+// budget) changes that function, and Map, Fold and Accumulate follow.
+//
 // Failures. Every collective is preceded by a Check that carries this
 // rank's error, and every recipe ends with one (Settle), so a rank that
 // fails meets the others at their next Check and every rank returns its
