@@ -26,7 +26,7 @@ package trainer
 //   - a group whose G rewards are equal contributes nothing but its KL term
 //     unless dynamic_sampling.enabled replaces it (DAPO, sample.go);
 //     zero_std_frac logs how often that happens;
-//   - no dropout during RL (rl.go), so the first ratio is 1.
+//   - no dropout during RL (rlrun.go), so the first ratio is 1.
 //
 // With rollout.max_turns > 1 every rollout is a multi-turn episode
 // (episodes.go): the same group advantages, from the trajectory reward, on

@@ -29,7 +29,7 @@ package trainer
 //
 // Where it departs from the papers: the KL term is in the loss, not folded
 // into per-token rewards (as GRPO here, and verl with use_kl_loss); the
-// critic is not warmed up before the policy; no dropout (rl.go).
+// critic is not warmed up before the policy; no dropout (rlrun.go).
 
 import (
 	"context"
