@@ -14,8 +14,10 @@ vet:
 
 # The README's test command: vet, the linter + every unit test, no GPU,
 # no Python.
+# (-timeout 30m: cmd/gpucheck's dry run of make gpu-check takes about 8
+# minutes on 2 busy cores, near go test's default 10-minute limit.)
 test: vet lint
-	$(GO) test ./...
+	$(GO) test -timeout 30m ./...
 
 # errcheck (pinned; installed from the Go module proxy into .cache/tools
 # on first use): no error is dropped in trainer/, discarded with _ included
