@@ -26,8 +26,10 @@ package trainer
 // RUN/checkpoints and picks the checkpoint to resume. A fresh run refuses
 // a directory that already holds a checkpoint, so a forgotten --resume
 // never overwrites a run. Prepare writes RUN/config.yaml (the resolved
-// config, reloadable with --config) and opens RUN/metrics.jsonl (cut back
-// to the resumed step); OpenRun is ClaimRun with those files at once.
+// config, reloadable with --config; a resumed run appends its changed keys
+// to RUN/config.history instead, see config.LoadResume) and opens
+// RUN/metrics.jsonl (cut back to the resumed step); OpenRun is ClaimRun
+// with those files at once.
 //
 // Signals (stop.go): from Resume on, the first SIGINT or SIGTERM lets the
 // current step finish, writes a checkpoint and ends the run with an
@@ -57,7 +59,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"reflect"
+	"time"
 
 	"gopkg.in/yaml.v3"
 
@@ -272,14 +274,20 @@ func (r *Run) claim(o RunOptions) error {
 // openFiles writes RUN/config.yaml and opens RUN/metrics.jsonl (cut back
 // to the resumed step).
 func (r *Run) openFiles() error {
-	if err := WriteConfigYAML(filepath.Join(r.Dir, ConfigFile), r.Config); err != nil {
-		return err
-	}
-	resumeStep := -1
+	resumeStep, err := -1, error(nil)
 	if r.Resumed != nil {
 		resumeStep = r.Resumed.State.Step
 	}
-	var err error
+	// A resumed run never rewrites config.yaml: the keys it changed go to
+	// config.history (config.LoadResume decided they may change).
+	if _, serr := os.Stat(filepath.Join(r.Dir, ConfigFile)); r.Resumed != nil && serr == nil {
+		err = config.AppendHistory(r.Dir, r.Resumed.Name, r.Config, time.Now())
+	} else {
+		err = WriteConfigYAML(filepath.Join(r.Dir, ConfigFile), r.Config)
+	}
+	if err != nil {
+		return err
+	}
 	r.Metrics, err = metrics.Open(filepath.Join(r.Dir, metrics.File), resumeStep)
 	return err
 }
@@ -404,8 +412,8 @@ func (r *Run) restore() error {
 			fmt.Fprintf(r.Log, "%s: note: %s was written summing %d shares per step, this run sums %d: the continuation matches an uninterrupted run to float32 rounding, not bit for bit (dist.shares: %d on %d ranks or on one process reproduces it)\n",
 				r.name, ck.Name, was, r.team.shares, was, was)
 		}
-		if !reflect.DeepEqual(st.Scheduler, r.Sched) {
-			fmt.Fprintf(r.Log, "%s: warning: the schedule changed since %s (%+v, now %+v)\n", r.name, ck.Name, st.Scheduler, r.Sched)
+		if d := optim.ScheduleChange(st.Scheduler, r.Sched); d != "" {
+			fmt.Fprintf(r.Log, "%s: warning: the learning-rate schedule changed since %s: %s; the learning rates from step %d on are not the uninterrupted run's\n", r.name, ck.Name, d, st.Step+1)
 		}
 		r.Done, r.TokensSeen = st.Step, st.TokensSeen
 		fmt.Fprintf(r.Log, "%s: resuming from %s (step %d of %d)\n", r.name, ck.Dir, r.Done, r.Total)
