@@ -13,10 +13,15 @@ import (
 // checkout), else "devel".
 var version string
 
+// commit is the git commit, set at link time by make build (-X
+// main.commit=…) where the toolchain cannot stamp it (a git worktree, or
+// GOFLAGS=-buildvcs=false).
+var commit string
+
 // buildInfo is what `train --version` prints: the version, the commit,
 // the Go version and the build tags, from the binary's build information.
 func buildInfo() string {
-	v, commit, when, dirty, tags := version, "", "", false, ""
+	v, rev, when, dirty, tags := version, "", "", false, ""
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		if v == "" && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
 			v = bi.Main.Version
@@ -24,7 +29,7 @@ func buildInfo() string {
 		for _, s := range bi.Settings {
 			switch s.Key {
 			case "vcs.revision":
-				commit = s.Value
+				rev = s.Value
 			case "vcs.time":
 				when = s.Value
 			case "vcs.modified":
@@ -38,19 +43,21 @@ func buildInfo() string {
 		v = "devel"
 	}
 	switch {
-	case commit == "":
-		commit = "unknown (built without VCS stamping)"
+	case rev == "" && commit != "":
+		rev = commit
+	case rev == "":
+		rev = "unknown (built without VCS stamping; make build records it)"
 	case dirty:
-		commit += " " + when + " (with uncommitted changes)"
+		rev += " " + when + " (with uncommitted changes)"
 	default:
-		commit += " " + when
+		rev += " " + when
 	}
 	if tags == "" {
 		tags = "none (CPU backend only; make train-cuda and make build-mpi add argrl_cuda and argrl_mpi)"
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "train %s\n", v)
-	fmt.Fprintf(&b, "commit:     %s\n", strings.TrimSpace(commit))
+	fmt.Fprintf(&b, "commit:     %s\n", strings.TrimSpace(rev))
 	fmt.Fprintf(&b, "go:         %s %s/%s\n", runtime.Version(), runtime.GOOS, runtime.GOARCH)
 	fmt.Fprintf(&b, "build tags: %s\n", tags)
 	return b.String()
