@@ -242,7 +242,7 @@ func OpenRun(cfg config.Config, o RunOptions) (*Run, error) {
 // claim is rank 0's ClaimRun once the lock is held.
 func (r *Run) claim(o RunOptions) error {
 	cfg, dir, warn := r.Config, r.Dir, r.Log
-	if _, err := atomicfile.RemoveStale(dir, ConfigFile); err != nil {
+	if _, err := atomicfile.RemoveStale(dir, ConfigFile, config.HistoryFile); err != nil {
 		return fmt.Errorf("run: %w", err)
 	}
 	ck, err := ckpt.New(dir, cfg.Checkpoint.KeepLast)

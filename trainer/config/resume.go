@@ -30,6 +30,8 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/argrl/argrl/trainer/ckpt"
 )
 
 // File and HistoryFile are the recorded config's files in RUN/.
@@ -309,18 +311,15 @@ func AppendHistory(dir, from string, c Config, now time.Time) error {
 		return fmt.Errorf("config: %s: %w", HistoryFile, err)
 	}
 	b.Write(y)
+	// Rewritten whole through a temporary file, so that a crash leaves the
+	// old history or the new one, never half an entry.
 	path := filepath.Join(dir, HistoryFile)
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
-	if err != nil {
+	old, err := os.ReadFile(path)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("config: %w", err)
 	}
-	if _, err := f.Write(b.Bytes()); err != nil {
-		f.Close()
-		return fmt.Errorf("config: %s: %w", path, err)
+	if err := ckpt.WriteFileAtomic(path, append(old, b.Bytes()...)); err != nil {
+		return fmt.Errorf("config: %w", err)
 	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return fmt.Errorf("config: %s: %w", path, err)
-	}
-	return f.Close()
+	return nil
 }
