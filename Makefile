@@ -6,11 +6,8 @@ export CGO_ENABLED ?= 1
 .PHONY: build test test-long bench deps-bench demo reproduce demo-base cuda cuda-check train-cuda gpu-check gpu-check-dry-run gpu-check-build fixtures fuzz vet clean
 .PHONY: build-mpi train-cuda-mpi test-mpi nccl-vet nccl-check
 
-# train --version names the commit (git worktrees get no VCS stamp from Go).
-COMMIT  ?= $(shell c=$$(git rev-parse HEAD 2>/dev/null) && { git diff --quiet HEAD -- || c="$$c (with uncommitted changes)"; echo "$$c"; })
-
 build:
-	CGO_ENABLED=0 $(GO) build -ldflags '-X "main.commit=$(COMMIT)"' -o $(BIN)/train ./cmd/train
+	CGO_ENABLED=0 $(GO) build -o $(BIN)/train ./cmd/train
 
 vet:
 	$(GO) vet ./...

@@ -32,7 +32,11 @@ func TestTrainRLTiny(t *testing.T) {
 		if code != 0 || !strings.Contains(stderr, "resuming from") || !strings.Contains(stderr, "done: 3 steps") {
 			t.Fatalf("train %s --resume: exit %d\n%s", c.algo, code, stderr)
 		}
-		// The longer run changes the schedule: named field by field.
+		// The longer run changes the config hash and the schedule: the key
+		// is named, the schedule field by field.
+		if !strings.Contains(stderr, "changed since its config.yaml and config.history: optim.max_steps: 2 → 3 (--set optim.max_steps);") {
+			t.Errorf("train %s --resume: config hash warning:\n%s", c.algo, stderr)
+		}
 		if !strings.Contains(stderr, "learning-rate schedule changed since step-000002: total_steps 2 → 3") || strings.Contains(stderr, "{Kind:") {
 			t.Errorf("train %s --resume: schedule warning:\n%s", c.algo, stderr)
 		}

@@ -6,7 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/argrl/argrl/model"
 	"github.com/argrl/argrl/trainer"
+	"github.com/argrl/argrl/trainer/ckpt"
 	"github.com/argrl/argrl/trainer/config"
 )
 
@@ -70,6 +72,46 @@ func TestResumeIsTheRunsOwn(t *testing.T) {
 	}
 }
 
+// The adapter decides LoRA: GRPO from a kept init.adapter of r = 4, α = 8
+// under a config that leaves lora.* at their defaults (r 32, α 64) trains
+// r = 4, α = 8: config.yaml records them and the checkpoint's adapter has
+// them. A lora.r given otherwise is refused, naming both values.
+func TestAdapterDecidesLoRAShape(t *testing.T) {
+	mdl := tinyModel(t)
+	adapter, _ := filepath.Abs("../../testdata/models/qwen2-f32/adapter") // r 4, α 8, the tiny model's shapes
+	src, err := os.ReadFile("../../configs/grpo-tiny.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := strings.Replace(string(src), "lora:\n  enabled: true\n  r: 8\n  alpha: 16\n  dropout: 0\n", "", 1)
+	if body == string(src) {
+		t.Fatal("configs/grpo-tiny.yaml's lora section is not the one this test removes")
+	}
+	dir := t.TempDir()
+	cfg := writeFile(t, dir, "grpo.yaml", body)
+	td := "../../trainer/testdata/sft"
+	args := func(run string, extra ...string) []string {
+		return append([]string{"grpo", "--config", cfg, "--set", "run.dir=" + run, "--set", "model.path=" + mdl, "--set", "model.init=pretrained",
+			"--set", "data.train=" + td + "/train.jsonl", "--set", "data.val=", "--set", "optim.max_steps=1", "--set", "init.adapter=" + adapter}, extra...)
+	}
+	run := filepath.Join(dir, "run")
+	if _, stderr, code := runTrain(t, args(run)...); code != 0 {
+		t.Fatalf("grpo from the adapter: exit %d\n%s", code, stderr)
+	}
+	rec, _, err := config.Recorded(run)
+	if err != nil || rec.LoRA.R != 4 || rec.LoRA.Alpha != 8 {
+		t.Errorf("recorded lora %+v (%v), want the adapter's r 4, alpha 8", rec.LoRA, err)
+	}
+	a, err := model.ReadAdapterConfig(filepath.Join(run, ckpt.CheckpointsDir, ckpt.StepName(1)))
+	if err != nil || a.R != 4 || a.Alpha != 8 {
+		t.Fatalf("the checkpoint's adapter: %+v %v", a, err)
+	}
+	_, stderr, code := runTrain(t, args(filepath.Join(dir, "run2"), "--set", "lora.r=8")...)
+	if code == 0 || !strings.Contains(stderr, `key "lora.r" is 8 (--set lora.r) but the adapter init.adapter trains has r 4 (`+filepath.Join(adapter, model.AdapterConfigName)+")") {
+		t.Errorf("lora.r 8 against the adapter's 4: exit %d\n%s", code, stderr)
+	}
+}
+
 // `train --version` names the version, the commit, the Go version and the
 // build tags (a test binary has no VCS stamp, and says so).
 func TestVersion(t *testing.T) {
@@ -77,7 +119,7 @@ func TestVersion(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d\n%s", code, stderr)
 	}
-	for _, w := range []string{"train devel\n", "commit:     unknown (built without VCS stamping)", "go:         go1.", "build tags: none"} {
+	for _, w := range []string{"train devel\n", "commit:     unknown (built without VCS stamping", "go:         go1.", "build tags: none"} {
 		if !strings.Contains(stdout, w) {
 			t.Errorf("--version lacks %q:\n%s", w, stdout)
 		}

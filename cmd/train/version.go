@@ -13,9 +13,9 @@ import (
 // checkout), else "devel".
 var version string
 
-// commit is the git commit, set at link time by make build (-X
-// main.commit=…) where the toolchain cannot stamp it (a git worktree, or
-// GOFLAGS=-buildvcs=false).
+// commit is the git commit, for a build that sets it at link time
+// (-ldflags '-X main.commit=…') where the toolchain cannot stamp it (a git
+// worktree, GOFLAGS=-buildvcs=false).
 var commit string
 
 // buildInfo is what `train --version` prints: the version, the commit,
@@ -46,7 +46,7 @@ func buildInfo() string {
 	case rev == "" && commit != "":
 		rev = commit
 	case rev == "":
-		rev = "unknown (built without VCS stamping; make build records it)"
+		rev = "unknown (built without VCS stamping: a git worktree, GOFLAGS=-buildvcs=false or go run)"
 	case dirty:
 		rev += " " + when + " (with uncommitted changes)"
 	default:
