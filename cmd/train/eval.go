@@ -88,7 +88,7 @@ as JSON.`,
 func resolveEval(cmd *cobra.Command, f *evalFlags) error {
 	f.reward = reward.DefaultConfig()
 	if f.config != "" {
-		rc, err := loadRunConfig("sft", &runFlags{config: f.config, sets: f.sets})
+		rc, err := config.Load(f.config, append([]string{"algo=sft"}, f.sets...)) // the scorer's keys; no RL checks
 		if err != nil {
 			return err
 		}
