@@ -59,7 +59,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"gopkg.in/yaml.v3"
@@ -258,7 +257,7 @@ func (r *Run) claim(o RunOptions) error {
 		st := r.Resumed.State
 		if h := ConfigHash(cfg); st.ConfigHash != "" && st.ConfigHash != h {
 			fmt.Fprintf(warn, "resume: warning: the config differs from the one %s was trained with (config hash %s, now %s)%s; the continuation will not match an uninterrupted run\n",
-				r.Resumed.Name, st.ConfigHash, h, changedKeys(dir, cfg))
+				r.Resumed.Name, st.ConfigHash, h, config.ChangedSince(dir, cfg))
 		}
 		r.bestSeen, r.bestStep = st.BestMetric, st.BestStep
 		return nil
@@ -271,24 +270,6 @@ func (r *Run) claim(o RunOptions) error {
 		return fmt.Errorf("run: %s already holds checkpoint %s; continue it with --resume, or choose another run.dir", dir, latest)
 	}
 	return nil
-}
-
-// changedKeys names the keys where cfg differs from the config the run
-// in dir recorded (config.Recorded), as ": changed since config.yaml and
-// config.history: k: old → new, ..." ("" when none, or none recorded).
-func changedKeys(dir string, cfg config.Config) string {
-	rec, found, err := config.Recorded(dir)
-	if err != nil || !found {
-		return ""
-	}
-	var ks []string
-	for _, ch := range config.Diff(rec, cfg) {
-		ks = append(ks, ch.String())
-	}
-	if len(ks) == 0 {
-		return ""
-	}
-	return "; changed since its config.yaml and config.history: " + strings.Join(ks, ", ")
 }
 
 // openFiles writes RUN/config.yaml and opens RUN/metrics.jsonl (cut back

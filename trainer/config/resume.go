@@ -282,6 +282,24 @@ func knownKey(k string) bool {
 	return true
 }
 
+// ChangedSince names the keys where c differs from the config the run in
+// dir recorded, as "; changed since its config.yaml and config.history:
+// k: old → new, ..." for a warning ("" when none, or no run there).
+func ChangedSince(dir string, c Config) string {
+	rec, found, err := Recorded(dir)
+	if err != nil || !found {
+		return ""
+	}
+	var ks []string
+	for _, ch := range Diff(rec, c) {
+		ks = append(ks, ch.String())
+	}
+	if len(ks) == 0 {
+		return ""
+	}
+	return "; changed since its config.yaml and config.history: " + strings.Join(ks, ", ")
+}
+
 // AppendHistory appends to dir/config.history the keys where c differs
 // from the config the run recorded (Recorded), as a resume from the
 // checkpoint named from changed them; nothing when none does. dir must
