@@ -231,7 +231,7 @@ func LoadResume(path string, sets, allow []string) (Config, error) {
 		return cur, err
 	}
 	if (cur.Algo == "grpo" || cur.Algo == "ppo") && rec.LoRA.Dropout == 0 {
-		cur.LoRA.Dropout = 0 // RL records the 0 it trains with, whatever lora.dropout says (trainer/rl.go)
+		cur.LoRA.Dropout = 0 // RL records the 0 it trains with, whatever lora.dropout says (the RL recipe zeroes it)
 	}
 	var refused []string
 	for _, ch := range Diff(rec, cur) {
