@@ -71,15 +71,19 @@ as JSON.`,
 	fl.StringVar(&f.dataPath, "data", "", "records (argrl JSONL); default with --config: data.test")
 	fl.StringVar(&f.predictions, "predictions", "", `responses, one {"id","text"} JSONL line per record`)
 	fl.StringVar(&f.out, "out", "", "write the report as JSON to this file")
-	fl.StringVar(&f.bench, "bench", "", "benchmark: bfcl (then the one argument is a BFCL data directory)")
+	fl.StringVar(&f.bench, "bench", "", "benchmark: bfcl (then the one argument is a BFCL data directory: DIR/BFCL_v4_<category>.json, answers in DIR/possible_answer/)")
 	fl.StringVar(&f.config, "config", "", "run config (format, judge, reward.*, data.test, model)")
 	fl.StringArrayVar(&f.sets, "set", nil, "override one config key (with --config)")
+	_ = c.RegisterFlagCompletionFunc("set", completeSet)
 	fl.StringVar(&f.model, "model", "", "model directory (model-driven evaluation)")
 	fl.StringVar(&f.adapter, "adapter", "", "LoRA adapter directory (model-driven evaluation)")
 	fl.StringVar(&f.metric, "metric", "", "ace: also report R2IF's average CoT effectiveness with its standard error (format reason_tool; needs --student)")
 	addStudentModelFlags(c, &f.student)
 	addScoreFlags(c, &f.score)
 	addGenFlags(c, &f.gen, 0, "model-driven evaluation: most new tokens per response (0: the config's rollout.max_new_tokens, else 512)")
+	// eval generates one greedy response per record: --batch is how many
+	// records decode at once (generate's help speaks of its --n samples).
+	fl.Lookup("batch").Usage = "model-driven evaluation: records decoded at once (KV-cache slots; more uses more memory, fewer is slower)"
 	return c
 }
 
@@ -88,7 +92,7 @@ as JSON.`,
 func resolveEval(cmd *cobra.Command, f *evalFlags) error {
 	f.reward = reward.DefaultConfig()
 	if f.config != "" {
-		rc, err := loadRunConfig("sft", &runFlags{config: f.config, sets: f.sets})
+		rc, err := config.Load(f.config, append([]string{"algo=sft"}, f.sets...)) // the scorer's keys; no RL checks
 		if err != nil {
 			return err
 		}
@@ -111,8 +115,11 @@ func resolveEval(cmd *cobra.Command, f *evalFlags) error {
 }
 
 func runEval(cmd *cobra.Command, f *evalFlags) error {
+	if f.dataPath == "" && f.run != nil {
+		return fmt.Errorf("eval: --config %s sets no data.test (the records to evaluate): add data.test: FILE to it, or give --data FILE", f.config)
+	}
 	if f.dataPath == "" {
-		return fmt.Errorf("eval: --data is required")
+		return fmt.Errorf("eval: --data FILE is required (the records to evaluate), or --config F with data.test")
 	}
 	recs, err := data.ReadFile(f.dataPath)
 	if err != nil {

@@ -7,6 +7,7 @@ package config
 
 import (
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 
@@ -53,6 +54,12 @@ type Config struct {
 	Init            InitConfig            `yaml:"init"`
 	Checkpoint      CheckpointConfig      `yaml:"checkpoint"`
 	Dist            DistConfig            `yaml:"dist"`
+
+	// origins says where Load found each key it did not leave at its
+	// default ("FILE:LINE", "--set KEY", "ARGRL_…"; nil: none), and file
+	// is the config file's name: Validate's errors blame them.
+	origins map[string]string
+	file    string
 }
 
 // RunConfig names the run directory and its seed.
@@ -337,19 +344,48 @@ func Default() Config {
 }
 
 // Load returns Default() overridden by the file, ARGRL_* env and sets, then
-// validated.
+// the LoRA shape of a trainable init.adapter (adapter.go), then validated.
+// An invalid value is blamed on the source that gave it: FILE:LINE, the
+// --set flag or the ARGRL_ variable.
 func Load(path string, sets []string) (Config, error) {
+	c, _, err := load(path, sets)
+	return c, err
+}
+
+// load is Load, also returning where each key came from (loadInto).
+func load(path string, sets []string) (Config, map[string]string, error) {
+	var src []byte
+	if path != "" {
+		var err error
+		if src, err = os.ReadFile(path); err != nil {
+			return Default(), nil, fmt.Errorf("config: %w", err)
+		}
+		if src == nil {
+			src = []byte{}
+		}
+	}
+	return loadSource(path, src, sets, true)
+}
+
+// loadSource is load from YAML bytes named name (nil: none), with or
+// without the ARGRL_ environment.
+func loadSource(name string, src []byte, sets []string, env bool) (Config, map[string]string, error) {
 	c := Default()
-	if err := loadInto(&c, path, sets); err != nil {
-		return c, err
+	origins, err := loadInto(&c, name, src, sets, env)
+	if err != nil {
+		return c, nil, err
+	}
+	if len(origins) > 0 {
+		c.origins = origins
+	}
+	c.file = name
+	if err := c.adoptAdapter(); err != nil {
+		return c, nil, err
 	}
 	if err := c.Validate(); err != nil {
-		if path != "" {
-			return c, fmt.Errorf("%s: %w", path, err)
-		}
-		return c, err
+		return c, nil, err
 	}
-	return c, nil
+	return c, origins, nil
 }
 
 // Validate checks values that a type cannot express, naming the key and
@@ -431,7 +467,7 @@ func (c *Config) Validate() error {
 		}
 	}
 	if len(errs) > 0 {
-		return fmt.Errorf("invalid config: %s", strings.Join(errs, "; "))
+		return blame(fmt.Errorf("invalid config: %s", strings.Join(errs, "; ")), c.file, c.origins)
 	}
 	return nil
 }
