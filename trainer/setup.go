@@ -165,12 +165,12 @@ func NewSetup(cfg config.Config, o SetupOptions) (s *Setup, err error) {
 		if cfg.Data.Train == "" {
 			return nil, errors.New(`key "data.train" is empty: give the training JSONL file`)
 		}
-		if s.Train, err = s.Encode(cfg.Data.Train, log); err != nil {
+		if s.Train, err = s.EncodeSplit(cfg.Data.Train, cfg.Data.TrainSplit, "data.train", log); err != nil {
 			return nil, fmt.Errorf(`key "data.train": %w`, err)
 		}
 	}
 	if cfg.Data.Val != "" {
-		if s.Val, err = s.Encode(cfg.Data.Val, log); err != nil {
+		if s.Val, err = s.EncodeSplit(cfg.Data.Val, cfg.Data.ValSplit, "data.val", log); err != nil {
 			return nil, fmt.Errorf(`key "data.val": %w`, err)
 		}
 	}
@@ -223,7 +223,19 @@ func (s *Setup) Close() {
 // assistant token after the model.max_len cut are dropped (reported on log);
 // a file left without examples is an error.
 func (s *Setup) Encode(path string, log io.Writer) (*Dataset, error) {
-	recs, err := data.ReadFile(path)
+	return s.EncodeSplit(path, "", "", log)
+}
+
+// EncodeSplit is Encode on the records of split (data.ReadTraining; key
+// names the config key in its errors, "" for a plain file read).
+func (s *Setup) EncodeSplit(path, split, key string, log io.Writer) (*Dataset, error) {
+	var recs []data.Record
+	var err error
+	if key == "" {
+		recs, err = data.ReadSpec(path)
+	} else {
+		recs, err = data.ReadTraining(path, split, key)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -91,7 +91,7 @@ func resolveEval(cmd *cobra.Command, f *evalFlags) error {
 		f.run = &rc
 		f.reward = trainer.RewardPackageConfig(rc)
 		if f.dataPath == "" && f.bench == "" {
-			f.dataPath = rc.Data.Test
+			f.dataPath = data.WithSplit(rc.Data.Test, rc.Data.TestSplit)
 		}
 		if f.model == "" {
 			f.model = rc.Model.Path
@@ -110,7 +110,7 @@ func runEval(cmd *cobra.Command, f *evalFlags) error {
 	if f.dataPath == "" {
 		return fmt.Errorf("eval: --data is required")
 	}
-	recs, err := data.ReadFile(f.dataPath)
+	recs, err := data.ReadSpec(f.dataPath)
 	if err != nil {
 		return fmt.Errorf("eval: %w", err)
 	}

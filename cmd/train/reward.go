@@ -166,7 +166,7 @@ it samples as the rollout defaults say), or --w-cer 0 to score without CER.
 			if cmd.Flags().Changed("w-cer") {
 				cfg.R2IF.WCER = wCER
 			}
-			recs, err := data.ReadFile(dataPath)
+			recs, err := data.ReadSpec(dataPath)
 			if err != nil {
 				return fmt.Errorf("reward: %w", err)
 			}
