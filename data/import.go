@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 )
@@ -40,10 +41,12 @@ type ImportStats struct {
 type Importer func(path string, opts ImportOptions) ([]Record, ImportStats, error)
 
 var importers = map[string]Importer{
-	"bfcl":    ImportBFCL,
-	"xlam":    ImportXLAM,
-	"toolace": ImportToolACE,
-	"glaive":  ImportGlaive,
+	"bfcl":     ImportBFCL,
+	"xlam":     ImportXLAM,
+	"toolace":  ImportToolACE,
+	"glaive":   ImportGlaive,
+	"openai":   ImportOpenAI,
+	"sharegpt": ImportShareGPT,
 }
 
 // ImporterNames lists the registered importers, sorted.
@@ -83,12 +86,21 @@ type item struct {
 	Raw  json.RawMessage
 }
 
-// readItems reads a source file that is either one JSON array of objects or
-// JSON Lines (one object per line; blank lines ignored).
+// readItems reads a source file that is one JSON array of objects, JSON
+// Lines (one object per line; blank lines ignored), or parquet (one item
+// per row, told by the file's magic bytes; see readParquet).
 func readItems(path string) ([]item, error) {
-	b, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("data: %w", err)
+	}
+	defer f.Close()
+	if isParquet(f) {
+		return readParquet(path, f)
+	}
+	b, err := io.ReadAll(f)
+	if err != nil {
+		return nil, fmt.Errorf("data: %s: %w", path, err)
 	}
 	trim := bytes.TrimLeft(b, " \t\r\n\ufeff")
 	if len(trim) > 0 && trim[0] == '[' {

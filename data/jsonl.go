@@ -193,7 +193,7 @@ func MarshalRecord(r *Record) ([]byte, error) {
 
 // recordKeys are the keys a record line may carry (docs/contracts.md §1).
 var recordKeys = map[string]bool{"id": true, "lang": true, "tools": true, "messages": true,
-	"calls": true, "accept": true, "smv": true, "reject_reason": true, "split": true, "bfcl": true,
+	"calls": true, "response": true, "accept": true, "smv": true, "reject_reason": true, "split": true, "bfcl": true,
 	"turns": true, "env": true}
 
 // DecodeRecord decodes one JSON line into a Record, checking JSON types with
@@ -224,7 +224,7 @@ func DecodeRecord(line []byte) (Record, error) {
 	}
 	sort.Strings(unknown)
 	for _, k := range unknown {
-		errs.add(fieldErr(k, "unknown field (valid: id, lang, tools, messages, calls, accept, smv, reject_reason, split, bfcl, turns, env)"))
+		errs.add(fieldErr(k, "unknown field (valid: id, lang, tools, messages, calls, response, accept, smv, reject_reason, split, bfcl, turns, env)"))
 	}
 	for _, k := range []string{"id", "lang", "tools", "messages", "calls"} {
 		if _, ok := top[k]; !ok {
@@ -250,6 +250,10 @@ func DecodeRecord(line []byte) (Record, error) {
 	}
 	if raw, ok := top["calls"]; ok {
 		rec.Calls, err = decCalls(raw, "calls")
+		errs.add(err)
+	}
+	if raw, ok := top["response"]; ok {
+		rec.Response, err = decString(raw, "response", true)
 		errs.add(err)
 	}
 	if raw, ok := top["accept"]; ok && !isNull(raw) {

@@ -62,7 +62,7 @@ func ValidArgName(s string) string {
 // acceptable under accept (an omitted argument needs "" in its list); split
 // is "", train, validation or test; a bfcl case has the shape BFCL's checker
 // reads (and a relevance category no gold call); turns and env as turns.go
-// says.
+// says; a response only on a record without gold calls.
 func (r *Record) Validate() error {
 	var errs problems
 	if strings.TrimSpace(r.ID) == "" {
@@ -88,6 +88,9 @@ func (r *Record) Validate() error {
 	}
 	for i, c := range r.Calls {
 		errs.add(validateCall(c, fmt.Sprintf("calls[%d]", i), schemas))
+	}
+	if r.Response != "" && len(r.Calls) > 0 {
+		errs.add(fieldErr("response", "a record with gold calls has no text response (response is the answer of a turn without a call)"))
 	}
 	if len(errs) == 0 { // accept and smv are read against valid calls
 		errs.add(r.validateAccept(schemas))
