@@ -57,7 +57,17 @@ func (s *Setup) Evaluate(ctx context.Context, ds *Dataset, o EvalOptions) (metri
 		}
 		m["loss"] = loss
 	}
-	if !o.Generate {
+	chat := 0 // plain conversations have no call to score
+	for _, ex := range exs {
+		if ex.Rec.PlainChat() {
+			chat++
+		}
+	}
+	if chat > 0 && o.Generate && !s.notedChat {
+		s.notedChat = true
+		fmt.Fprintf(s.log, "evaluate %s: %d of %d records are plain chat (no tools): the call metrics (TID…FCM) skip them\n", ds.Path, chat, len(exs))
+	}
+	if !o.Generate || chat == len(exs) {
 		if !s.ranks().lead() {
 			return nil, nil, nil, nil
 		}
@@ -70,11 +80,20 @@ func (s *Setup) Evaluate(ctx context.Context, ds *Dataset, o EvalOptions) (metri
 	if !s.ranks().lead() {
 		return nil, nil, texts, nil
 	}
-	recs := make([]data.Record, len(exs))
-	for i, ex := range exs {
-		recs[i] = *ex.Rec
+	recs := make([]data.Record, 0, len(exs))
+	scored := texts
+	if chat > 0 {
+		scored = make([]string, 0, len(exs)-chat)
 	}
-	rep, outs, err := s.Scorer.Evaluate(ctx, recs, texts)
+	for i, ex := range exs {
+		if !ex.Rec.PlainChat() {
+			recs = append(recs, *ex.Rec)
+			if chat > 0 {
+				scored = append(scored, texts[i])
+			}
+		}
+	}
+	rep, outs, err := s.Scorer.Evaluate(ctx, recs, scored)
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("evaluate %s: %w", ds.Path, err)
 	}

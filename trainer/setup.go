@@ -112,6 +112,8 @@ type Setup struct {
 	MaxLen    int      // the sequence cap: model.max_len
 
 	log  io.Writer
+	// notedChat: Evaluate has said that plain-chat records skip the call metrics.
+	notedChat bool
 	team *team // the ranks Evaluate splits its work over
 }
 
