@@ -29,6 +29,7 @@ import (
 	"sort"
 
 	"github.com/argrl/argrl/data"
+	"github.com/argrl/argrl/data/format"
 	"github.com/argrl/argrl/reward"
 	"github.com/argrl/argrl/rollout"
 	"github.com/argrl/argrl/trainer/metrics"
@@ -93,6 +94,7 @@ func (s *Setup) Evaluate(ctx context.Context, ds *Dataset, o EvalOptions) (metri
 			}
 		}
 	}
+	s.warnFormat("evaluate", "evaluate "+ds.Path, scored)
 	rep, outs, err := s.Scorer.Evaluate(ctx, recs, scored)
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("evaluate %s: %w", ds.Path, err)
@@ -104,6 +106,26 @@ func (s *Setup) Evaluate(ctx context.Context, ds *Dataset, o EvalOptions) (metri
 		m["alc_cont"] = rep.ALCCont
 	}
 	return m, &rep, texts, nil
+}
+
+// warnFormat prints format.Mismatch's one-line warning when more than half
+// of texts have no call in the configured format but calls in another;
+// once per kind of output (a step's rollouts, an evaluation) and run.
+func (s *Setup) warnFormat(kind, what string, texts []string) {
+	if s.warned[kind] || !s.ranks().lead() {
+		return
+	}
+	m := format.NewMismatch(s.Format)
+	for _, t := range texts {
+		m.Add(t)
+	}
+	if w := m.Warning(what); w != "" {
+		if s.warned == nil {
+			s.warned = map[string]bool{}
+		}
+		s.warned[kind] = true
+		fmt.Fprintln(s.log, w)
+	}
 }
 
 // ranks is the Setup's team (one process when it has none).

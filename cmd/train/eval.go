@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/argrl/argrl/data"
+	"github.com/argrl/argrl/data/format"
 	"github.com/argrl/argrl/internal/atomicfile"
 	"github.com/argrl/argrl/reward"
 	"github.com/argrl/argrl/trainer"
@@ -122,7 +123,11 @@ func runEval(cmd *cobra.Command, f *evalFlags) error {
 		return fmt.Errorf("eval: %w", err)
 	}
 	var agg reward.Aggregate
+	mis := format.NewMismatch(s.Format)
 	err = responses(cmd, f, recs, func(i int, text string) error {
+		if !recs[i].PlainChat() {
+			mis.Add(text)
+		}
 		o, err := s.Score(cmd.Context(), &recs[i], text)
 		if err != nil {
 			return err
@@ -132,6 +137,9 @@ func runEval(cmd *cobra.Command, f *evalFlags) error {
 	})
 	if err != nil {
 		return fmt.Errorf("eval: %w", err)
+	}
+	if w := mis.Warning("eval"); w != "" {
+		fmt.Fprintln(cmd.ErrOrStderr(), w)
 	}
 	rep := agg.Report()
 	fmt.Fprint(cmd.OutOrStdout(), rep.Table())
