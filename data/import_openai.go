@@ -14,6 +14,7 @@ import (
 //	{"messages": [{"role": "system"|"developer"|"user"|"assistant"|"tool", "content": ...}],
 //	 "tools": [{"type": "function", "function": {"name", "description", "parameters"}}]}
 //
+// In it:
 //   - content is a string, null, or a list of parts ({"type": "text",
 //     "text"}) whose texts are joined;
 //   - an assistant message's "tool_calls" are [{"id", "type": "function",
@@ -286,6 +287,7 @@ func contentText(raw json.RawMessage) (string, error) {
 //	{"conversations": [{"from": "system"|"human"|"gpt"|"function_call"|"observation", "value": "..."}],
 //	 "system": "...", "tools": "[{\"name\", \"description\", \"parameters\"}]"}
 //
+// In it:
 //   - "human"/"user" are user turns, "gpt"/"assistant" assistant text
 //     turns; "function_call" is an assistant turn whose value is a JSON
 //     call {"name", "arguments"} or a list of them; "observation"/"tool"/

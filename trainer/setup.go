@@ -112,11 +112,12 @@ type Setup struct {
 	MaxLen    int      // the sequence cap: model.max_len
 
 	log  io.Writer
+	team *team // the ranks Evaluate splits its work over
+
 	// notedChat: Evaluate has said that plain-chat records skip the call
 	// metrics; warned: the kinds of output warnFormat has warned about.
 	notedChat bool
 	warned    map[string]bool
-	team *team // the ranks Evaluate splits its work over
 }
 
 // NewSetup builds everything cfg describes; see the file header.

@@ -57,7 +57,9 @@ func (m *Mismatch) Warning(what string) string {
 	for k := range m.as {
 		names = append(names, k)
 	}
-	sort.Slice(names, func(i, j int) bool { return m.as[names[i]] > m.as[names[j]] || m.as[names[i]] == m.as[names[j]] && names[i] < names[j] })
+	sort.Slice(names, func(i, j int) bool {
+		return m.as[names[i]] > m.as[names[j]] || m.as[names[i]] == m.as[names[j]] && names[i] < names[j]
+	})
 	other := names[0]
 	return fmt.Sprintf("warning: %s: %d of %d outputs have no call in format %s but parse as %s: the model writes %s; set format: %s (--set format=%s) or train it on %s",
 		what, m.bad, m.n, m.f.Name(), other, other, other, other, m.f.Name())
