@@ -3,6 +3,7 @@ package data
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"strings"
 )
 
@@ -388,4 +389,33 @@ func shareGPTCalls(v string) ([]Call, error) {
 		calls = append(calls, call)
 	}
 	return calls, nil
+}
+
+// ReadTools reads a JSON file holding a list of tools, in argrl's form
+// ({"name", "description", "parameters"}) or OpenAI's ({"type":
+// "function", "function": {...}}); names must be valid and unique.
+func ReadTools(path string) ([]Tool, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("data: %w", err)
+	}
+	if !json.Valid(b) {
+		var v any
+		return nil, &Error{File: path, Msg: fmt.Sprintf("not valid JSON: %v", json.Unmarshal(b, &v))}
+	}
+	tools, err := openAITools(b)
+	if err != nil {
+		return nil, at(err, path, 0)
+	}
+	seen := map[string]bool{}
+	for i, t := range tools {
+		if why := ValidName(t.Name); why != "" {
+			return nil, &Error{File: path, Field: fmt.Sprintf("[%d].name", i), Msg: fmt.Sprintf("invalid tool name %q: %s", t.Name, why)}
+		}
+		if seen[t.Name] {
+			return nil, &Error{File: path, Field: fmt.Sprintf("[%d].name", i), Msg: fmt.Sprintf("duplicate tool %q", t.Name)}
+		}
+		seen[t.Name] = true
+	}
+	return tools, nil
 }
