@@ -36,6 +36,10 @@ func TestSFTPlainChat(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("sft: exit %d\n%s", code, stderr)
 	}
+	// eval on plain chat only: nothing for the call metrics, said plainly.
+	if _, stderr, code := runTrain(t, "eval", "--data", recs, "--predictions", recs); code == 0 || !strings.Contains(stderr, "are plain chat (no tools): the call metrics have nothing to score") {
+		t.Errorf("eval on plain chat: exit %d\n%s", code, stderr)
+	}
 	for _, w := range []string{"sft: 3 training examples", "3 of 3 records are plain chat (no tools): the call metrics (TID…FCM) skip them", "eval step 2: loss", "(plain chat: no call metrics)"} {
 		if !strings.Contains(stderr, w) {
 			t.Errorf("stderr lacks %q:\n%s", w, stderr)

@@ -118,6 +118,15 @@ func runEval(cmd *cobra.Command, f *evalFlags) error {
 	if len(recs) == 0 {
 		return fmt.Errorf("eval: %s has no records: nothing to evaluate", f.dataPath)
 	}
+	if kept := callRecords(recs); len(kept) < len(recs) {
+		if len(kept) == 0 {
+			return fmt.Errorf("eval: the %d records of %s are plain chat (no tools): the call metrics have nothing to score", len(recs), f.dataPath)
+		}
+		fmt.Fprintf(cmd.ErrOrStderr(), "eval: %d of %d records are plain chat (no tools): the call metrics skip them\n", len(recs)-len(kept), len(recs))
+		if f.predictions == "" { // nothing to generate for them (predictions may still name them)
+			recs = kept
+		}
+	}
 	s, err := reward.NewScorer(f.reward)
 	if err != nil {
 		return fmt.Errorf("eval: %w", err)
@@ -125,9 +134,10 @@ func runEval(cmd *cobra.Command, f *evalFlags) error {
 	var agg reward.Aggregate
 	mis := format.NewMismatch(s.Format)
 	err = responses(cmd, f, recs, func(i int, text string) error {
-		if !recs[i].PlainChat() {
-			mis.Add(text)
+		if recs[i].PlainChat() {
+			return nil
 		}
+		mis.Add(text)
 		o, err := s.Score(cmd.Context(), &recs[i], text)
 		if err != nil {
 			return err
@@ -285,4 +295,16 @@ func bareError(err error) error {
 		return le.Err
 	}
 	return err
+}
+
+// callRecords drops the plain-chat records (data.Record.PlainChat): the
+// call metrics have nothing to score on them.
+func callRecords(recs []data.Record) []data.Record {
+	var out []data.Record
+	for _, r := range recs {
+		if !r.PlainChat() {
+			out = append(out, r)
+		}
+	}
+	return out
 }

@@ -57,7 +57,7 @@ func TestFormatMismatchWarning(t *testing.T) {
 	// the step and at the evaluation, once each.
 	_, stderr, code := runTrain(t, "grpo", "--config", "../../configs/grpo-tiny.yaml", "--set", "run.dir="+filepath.Join(dir, "run"),
 		"--set", "model.path=../../configs/demo/base-model", "--set", "model.init=pretrained", "--set", "model.system=",
-		"--set", "format=pythonic", "--set", "optim.max_steps=2", "--set", "rollout.max_new_tokens=96", "--set", "eval_every=1",
+		"--set", "format=pythonic", "--set", "optim.max_steps=2", "--set", "rollout.max_new_tokens=96", "--set", "eval_every=2", "--set", "rollout.g=2",
 		"--set", "data.train="+filepath.Join(syn, "train.jsonl"), "--set", "data.val="+filepath.Join(syn, "val.jsonl"))
 	if code != 0 {
 		t.Fatalf("grpo: exit %d\n%s", code, stderr)
