@@ -318,7 +318,11 @@ func CheckInputs(cfg config.Config) error {
 		if f.path == "" {
 			continue
 		}
-		if st, err := os.Stat(f.path); err != nil {
+		path, _, err := data.ParseSpec(f.path) // FILE#split=NAME
+		if err != nil {
+			return fmt.Errorf("key %q: %w", f.key, err)
+		}
+		if st, err := os.Stat(path); err != nil {
 			return fmt.Errorf("key %q: %w", f.key, err)
 		} else if st.IsDir() {
 			return fmt.Errorf("key %q: %s is a directory, not a JSONL file", f.key, f.path)
