@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/argrl/argrl/data"
+	"github.com/argrl/argrl/data/format"
 	"github.com/argrl/argrl/internal/atomicfile"
 	"github.com/argrl/argrl/reward"
 	"github.com/argrl/argrl/trainer"
@@ -99,7 +100,7 @@ func resolveEval(cmd *cobra.Command, f *evalFlags) error {
 		f.run = &rc
 		f.reward = trainer.RewardPackageConfig(rc)
 		if f.dataPath == "" && f.bench == "" {
-			f.dataPath = rc.Data.Test
+			f.dataPath = data.WithSplit(rc.Data.Test, rc.Data.TestSplit)
 		}
 		if f.model == "" {
 			f.model = rc.Model.Path
@@ -121,12 +122,21 @@ func runEval(cmd *cobra.Command, f *evalFlags) error {
 	if f.dataPath == "" {
 		return fmt.Errorf("eval: --data FILE is required (the records to evaluate), or --config F with data.test")
 	}
-	recs, err := data.ReadFile(f.dataPath)
+	recs, err := data.ReadSpec(f.dataPath)
 	if err != nil {
 		return fmt.Errorf("eval: %w", err)
 	}
 	if len(recs) == 0 {
 		return fmt.Errorf("eval: %s has no records: nothing to evaluate", f.dataPath)
+	}
+	if kept := callRecords(recs); len(kept) < len(recs) {
+		if len(kept) == 0 {
+			return fmt.Errorf("eval: the %d records of %s are plain chat (no tools): the call metrics have nothing to score", len(recs), f.dataPath)
+		}
+		fmt.Fprintf(cmd.ErrOrStderr(), "eval: %d of %d records are plain chat (no tools): the call metrics skip them\n", len(recs)-len(kept), len(recs))
+		if f.predictions == "" { // nothing to generate for them (predictions may still name them)
+			recs = kept
+		}
 	}
 	s, err := reward.NewScorer(f.reward)
 	if err != nil {
@@ -138,7 +148,12 @@ func runEval(cmd *cobra.Command, f *evalFlags) error {
 	}
 	defer ace.close()
 	var agg reward.Aggregate
+	mis := format.NewMismatch(s.Format)
 	err = responses(cmd, f, recs, func(i int, text string) error {
+		if recs[i].PlainChat() {
+			return nil
+		}
+		mis.Add(text)
 		o, err := s.Score(cmd.Context(), &recs[i], text)
 		if err != nil {
 			return err
@@ -148,6 +163,9 @@ func runEval(cmd *cobra.Command, f *evalFlags) error {
 	})
 	if err != nil {
 		return fmt.Errorf("eval: %w", err)
+	}
+	if w := mis.Warning("eval"); w != "" {
+		fmt.Fprintln(cmd.ErrOrStderr(), w)
 	}
 	rep := agg.Report()
 	fmt.Fprint(cmd.OutOrStdout(), rep.Table())
@@ -301,4 +319,16 @@ func bareError(err error) error {
 		return le.Err
 	}
 	return err
+}
+
+// callRecords drops the plain-chat records (data.Record.PlainChat): the
+// call metrics have nothing to score on them.
+func callRecords(recs []data.Record) []data.Record {
+	var out []data.Record
+	for _, r := range recs {
+		if !r.PlainChat() {
+			out = append(out, r)
+		}
+	}
+	return out
 }

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/argrl/argrl/data"
 	"github.com/argrl/argrl/env"
 	"github.com/argrl/argrl/model"
 	"github.com/argrl/argrl/reward"
@@ -103,6 +104,13 @@ type DataConfig struct {
 	Train string `yaml:"train"`
 	Val   string `yaml:"val"`
 	Test  string `yaml:"test"`
+	// TrainSplit, ValSplit and TestSplit select the records of train, val
+	// and test by their "split" field (train, validation or test; "" for
+	// none), as a "#split=NAME" suffix on the path does. A file whose
+	// records carry a split is refused without a selection (data.ReadTraining).
+	TrainSplit string `yaml:"train_split"`
+	ValSplit   string `yaml:"val_split"`
+	TestSplit  string `yaml:"test_split"`
 	// ValMax caps the validation records scored at each evaluation (0: all).
 	ValMax int `yaml:"val_max"`
 	// BucketWindow: records are sorted by length within windows of this
@@ -457,6 +465,12 @@ func (c *Config) Validate() error {
 	}
 	if c.Checkpoint.Every < 0 || c.Checkpoint.KeepLast < 0 || c.Data.BucketWindow < 0 {
 		errs = append(errs, "keys \"checkpoint.every\", \"checkpoint.keep_last\" and \"data.bucket_window\" must be ≥ 0")
+	}
+	for i, v := range []string{c.Data.TrainSplit, c.Data.ValSplit, c.Data.TestSplit} {
+		if v != "" && !slices.Contains(data.Splits, v) {
+			key := []string{"data.train_split", "data.val_split", "data.test_split"}[i]
+			errs = append(errs, fmt.Sprintf("key %q: must be train, validation or test (or empty), got %q", key, v))
+		}
 	}
 	if c.Dist.Shares < 0 || !(c.Dist.TimeoutS > 0) {
 		errs = append(errs, fmt.Sprintf("keys \"dist.shares\" (≥ 0, 0: one per rank) and \"dist.timeout_s\" (> 0): got %d and %v", c.Dist.Shares, c.Dist.TimeoutS))
