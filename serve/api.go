@@ -65,6 +65,7 @@ type sampling struct {
 	TopK           int    `json:"top_k"`
 	ReturnTokenIDs bool   `json:"return_token_ids"`
 	SampleID       string `json:"sample_id"`
+	IgnoreEOS      bool   `json:"ignore_eos"`
 }
 
 type streamOptions struct {

@@ -32,6 +32,7 @@ type callKey struct {
 	maxNew      int
 	stops       string // NUL-joined
 	n           int
+	ignoreEOS   bool
 	seeded      bool
 	seed        uint64 // when seeded
 }

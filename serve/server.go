@@ -317,6 +317,9 @@ func (s *Server) params(sp *sampling, adapter string, prompts []rollout.Prompt) 
 	}
 	stops, _ := sp.stops()
 	p := rollout.Params{G: 1, Temperature: 1, TopK: sp.TopK, MaxNewTokens: maxNew, StopIDs: s.sched.stopIDs, Stop: stops}
+	if sp.IgnoreEOS {
+		p.StopIDs = nil
+	}
 	if sp.Temperature != nil {
 		p.Temperature = float32(*sp.Temperature)
 	}
@@ -327,7 +330,7 @@ func (s *Server) params(sp *sampling, adapter string, prompts []rollout.Prompt) 
 		p.G = *sp.N
 	}
 	key := callKey{adapter: adapter, temperature: p.Temperature, topP: p.TopP, topK: p.TopK, maxNew: maxNew,
-		stops: strings.Join(stops, "\x00"), n: p.G}
+		stops: strings.Join(stops, "\x00"), n: p.G, ignoreEOS: sp.IgnoreEOS}
 	if sp.Seed != nil {
 		key.seeded, key.seed = true, uint64(*sp.Seed)
 		p.Seed = key.seed
