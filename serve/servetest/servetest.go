@@ -3,15 +3,21 @@
 package servetest
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"net/http/httptest"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
+	"sync"
 	"testing"
 
 	"github.com/argrl/argrl/kernels"
 	"github.com/argrl/argrl/model"
 	"github.com/argrl/argrl/model/tokenizer"
+	"github.com/argrl/argrl/model/tokenizer/tokenizertest"
 	"github.com/argrl/argrl/rollout"
 	"github.com/argrl/argrl/serve"
 )
@@ -106,4 +112,60 @@ func Start(t testing.TB, modelDir string, o serve.Options) *Server {
 		be.Close()
 	})
 	return &Server{Server: s, HTTP: hs, URL: hs.URL}
+}
+
+// OpenAIVersion is the pinned version of the official openai npm package
+// the client tests drive the server with.
+const OpenAIVersion = "6.30.1"
+
+// OpenAINode returns a directory whose node_modules holds the openai
+// package, installed once with npm into the test cache
+// (tokenizertest.CacheDir). Where node or npm is missing or the registry
+// unreachable the test is skipped, and fails under CI (CI set).
+func OpenAINode(t testing.TB) string {
+	t.Helper()
+	dir, err := fetchOpenAI()
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("installing openai@%s from npm: %v", OpenAIVersion, err)
+		}
+		t.Skipf("skipping: cannot install openai@%s from npm (are node and npm installed and the registry reachable?): %v", OpenAIVersion, err)
+	}
+	return dir
+}
+
+var npmMu sync.Mutex
+
+func fetchOpenAI() (string, error) {
+	npmMu.Lock()
+	defer npmMu.Unlock()
+	root := filepath.Join(tokenizertest.CacheDir(), "npm", "openai-"+OpenAIVersion)
+	if _, err := os.Stat(filepath.Join(root, "node_modules", "openai", "package.json")); err == nil {
+		return root, nil
+	}
+	for _, tool := range []string{"node", "npm"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			return "", fmt.Errorf("%s not found: %w", tool, err)
+		}
+	}
+	if err := os.MkdirAll(filepath.Dir(root), 0o755); err != nil {
+		return "", err
+	}
+	stage, err := os.MkdirTemp(filepath.Dir(root), "openai-stage-")
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(stage)
+	cmd := exec.Command("npm", "install", "--no-audit", "--no-fund", "--no-save", "--prefix", stage, "openai@"+OpenAIVersion)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("npm install openai@%s: %v: %s", OpenAIVersion, err, strings.TrimSpace(string(out)))
+	}
+	if _, err := os.Stat(filepath.Join(stage, "node_modules", "openai", "package.json")); err != nil {
+		return "", fmt.Errorf("npm install openai@%s: no package.json: %w", OpenAIVersion, err)
+	}
+	os.RemoveAll(root)
+	if err := os.Rename(stage, root); err != nil {
+		return "", err
+	}
+	return root, nil
 }
