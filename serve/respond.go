@@ -302,7 +302,7 @@ type completionChoice struct {
 	Text         string              `json:"text"`
 	Logprobs     *completionLogprobs `json:"logprobs"`
 	FinishReason string              `json:"finish_reason"`
-	TokenIDs     []int32             `json:"token_ids,omitempty"`       // extension
+	TokenIDs     []int32             `json:"token_ids,omitempty"`        // extension
 	PromptIDs    []int32             `json:"prompt_token_ids,omitempty"` // extension
 }
 

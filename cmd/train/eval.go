@@ -25,7 +25,8 @@ type evalFlags struct {
 	config, model, adapter, dataPath, out string
 	predictions, bench                    string
 	sets                                  []string
-	gen                                   genFlags // model-driven evaluation (generate.go)
+	gen                                   genFlags      // model-driven evaluation (generate.go)
+	endpoint                              endpointFlags // answers from a server (endpoint.go)
 
 	run    *config.Config // the loaded --config (nil without one)
 	reward reward.Config  // the scorer's settings: the config's reward.*, then the flags
@@ -74,6 +75,10 @@ as JSON.`,
 	fl.StringArrayVar(&f.sets, "set", nil, "override one config key (with --config)")
 	fl.StringVar(&f.model, "model", "", "model directory (model-driven evaluation)")
 	fl.StringVar(&f.adapter, "adapter", "", "LoRA adapter directory (model-driven evaluation)")
+	fl.StringVar(&f.endpoint.url, "endpoint", "", "answers from an OpenAI-compatible server: its API base URL (e.g. http://127.0.0.1:8000/v1)")
+	fl.StringVar(&f.endpoint.model, "endpoint-model", "", "with --endpoint: the \"model\" to ask (default: the first of GET /models)")
+	fl.StringVar(&f.endpoint.keyEnv, "endpoint-key-env", "", "with --endpoint: send \"Authorization: Bearer KEY\", KEY read from this environment variable")
+	fl.IntVar(&f.endpoint.concurrency, "endpoint-concurrency", 8, "with --endpoint: requests in flight at once")
 	addScoreFlags(c, &f.score)
 	addGenFlags(c, &f.gen, 0, "model-driven evaluation: most new tokens per response (0: the config's rollout.max_new_tokens, else 512)")
 	return c
@@ -154,6 +159,12 @@ func responses(cmd *cobra.Command, f *evalFlags, recs []data.Record, each func(i
 		}
 		prog.Step(i+1, nil, tokens)
 		return nil
+	}
+	if f.endpoint.url != "" {
+		if f.predictions != "" || f.model != "" {
+			return fmt.Errorf("--endpoint asks a server for the answers: drop --predictions and --model")
+		}
+		return endpointResponses(cmd.Context(), &f.endpoint, f.reward.Format, f.gen.maxNewTokens, recs, emit)
 	}
 	if f.predictions != "" {
 		texts, err := predictionTexts(f.predictions, recs)
