@@ -5,10 +5,10 @@
 // requests/s, new tokens/s and the p50/p99 request latency per C. The
 // reference, measured first in the same process on the same engine, is one
 // direct engine call decoding the C prompts together (what an ideal
-// server's batch would be), the median of 3 calls: "served / engine" is
-// the served tokens/s over it.
+// server's batch would be), the median of -reps calls: "served / engine"
+// is the served tokens/s over it.
 //
-//	go run ./bench/serve -model DIR -tokenizer DIR [-clients 1,16,64] [-requests 8,2,1]
+//	go run ./bench/serve -model DIR -tokenizer DIR [-clients 1,16,64] [-requests 4,2,1] [-reps 1]
 package main
 
 import (
@@ -39,11 +39,12 @@ func main() {
 	dir := flag.String("model", "", "model directory")
 	tokDir := flag.String("tokenizer", "", "tokenizer directory (the model's vocabulary must hold it)")
 	clients := flag.String("clients", "1,16,64", "concurrent clients, comma-separated")
-	requests := flag.String("requests", "8,2,1", "requests each client sends in a row, one per -clients entry")
+	requests := flag.String("requests", "4,2,1", "requests each client sends in a row, one per -clients entry")
 	plen := flag.Int("prompt", 32, "prompt tokens")
 	nnew := flag.Int("new", 32, "new tokens per request")
+	reps := flag.Int("reps", 1, "timed reference calls per client count (the median is kept)")
 	flag.Parse()
-	if err := run(*dir, *tokDir, *clients, *requests, *plen, *nnew); err != nil {
+	if err := run(*dir, *tokDir, *clients, *requests, *plen, *nnew, *reps); err != nil {
 		fmt.Fprintln(os.Stderr, "bench/serve:", err)
 		os.Exit(1)
 	}
@@ -68,7 +69,7 @@ type row struct {
 	P50, P99                   float64
 }
 
-func run(dir, tokDir, clientsS, requestsS string, P, N int) error {
+func run(dir, tokDir, clientsS, requestsS string, P, N, reps int) error {
 	cs, err := ints(clientsS)
 	if err != nil {
 		return err
@@ -103,16 +104,18 @@ func run(dir, tokDir, clientsS, requestsS string, P, N int) error {
 	}
 	p := rollout.Params{G: 1, Temperature: 0.6, TopP: 0.95, MaxNewTokens: N, Seed: 3}
 	ref := map[int]float64{}
+	warm := p
+	warm.MaxNewTokens = 4
+	if _, err := eng.Generate(context.Background(), []rollout.Prompt{{ID: "warm", IDs: prompt()}}, warm); err != nil {
+		return err
+	}
 	for _, c := range cs {
 		ps := make([]rollout.Prompt, c)
 		for i := range ps {
 			ps[i] = rollout.Prompt{ID: fmt.Sprint("ref-", i), IDs: prompt()}
 		}
-		if _, err := eng.Generate(context.Background(), ps[:1], p); err != nil { // warm-up
-			return err
-		}
 		var ts []float64
-		for range 3 {
+		for range max(reps, 1) {
 			t0 := time.Now()
 			if _, err := eng.Generate(context.Background(), ps, p); err != nil {
 				return err
@@ -120,7 +123,7 @@ func run(dir, tokDir, clientsS, requestsS string, P, N int) error {
 			ts = append(ts, time.Since(t0).Seconds())
 		}
 		slices.Sort(ts)
-		ref[c] = float64(c*N) / ts[1] // the median of 3 calls
+		ref[c] = float64(c*N) / ts[len(ts)/2] // the median
 		fmt.Fprintf(os.Stderr, "bench/serve: reference: one engine call of %d prompts: %.1f tokens/s\n", c, ref[c])
 	}
 	srv, err := serve.New(m, eng, tok, serve.Options{Seed: 5})
@@ -175,7 +178,7 @@ func run(dir, tokDir, clientsS, requestsS string, P, N int) error {
 	for _, rw := range rows {
 		fmt.Printf("| %d | %d | %.2f | %.1f | %.2f | %.2f | %.1f | %.2f× |\n", rw.Clients, rw.Requests, rw.ReqPerS, rw.TokPerS, rw.P50, rw.P99, rw.RefTokPS, rw.TokPerS/rw.RefTokPS)
 	}
-	fmt.Printf("\nP = %d prompt tokens, N = %d new tokens (ignore_eos), T 0.6, top-p 0.95; GOMAXPROCS %s.\n", P, N, os.Getenv("GOMAXPROCS"))
+	fmt.Printf("\nP = %d prompt tokens, N = %d new tokens (ignore_eos), T 0.6, top-p 0.95; GOMAXPROCS %s; reference: median of %d engine calls.\n", P, N, os.Getenv("GOMAXPROCS"), max(reps, 1))
 	hs.Close()
 	srv.Close()
 	eng.Close()
