@@ -37,6 +37,16 @@ func metric(t *testing.T, url, name string) float64 {
 	return v
 }
 
+// waitMetric polls /metrics until name reaches want.
+func waitMetric(t *testing.T, url, name string, want float64) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Minute); metric(t, url, name) < want; time.Sleep(2 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s never reached %v", name, want)
+		}
+	}
+}
+
 // TestDisconnect: a client that goes away cancels its engine call at once
 // (the cancelled counter moves while the other request still runs); the
 // other request of the call is rerun and gets exactly the answer it gets
@@ -55,6 +65,14 @@ func TestDisconnect(t *testing.T) {
 	if code != 200 || json.Unmarshal(b, &alone) != nil || len(alone.Choices) != 1 || len(alone.Choices[0].TokenIDs) != 500 {
 		t.Fatalf("alone: %d %.300s", code, b)
 	}
+	// A blocker holds the engine while "drop" and "keep" queue, so that the
+	// next call takes both; then "drop" goes away mid-call.
+	blocker := make(chan int, 1)
+	go func() {
+		code, _ := post(t, s.URL+"/v1/completions", "", `{"model":"base","prompt":[7,8],"max_tokens":100,"ignore_eos":true}`)
+		blocker <- code
+	}()
+	waitMetric(t, s.URL, "argrl_running_requests", 1)
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Add(2)
@@ -71,17 +89,13 @@ func TestDisconnect(t *testing.T) {
 		defer wg.Done()
 		keepCode, keepBody = post(t, s.URL+"/v1/completions", "", body("keep"))
 	}()
-	for deadline := time.Now().Add(time.Minute); metric(t, s.URL, "argrl_running_requests") < 1; time.Sleep(2 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the requests never ran")
-		}
+	waitMetric(t, s.URL, "argrl_queue_depth", 2)
+	if code := <-blocker; code != 200 {
+		t.Fatalf("blocker: %d", code)
 	}
+	waitMetric(t, s.URL, "argrl_running_requests", 2) // both in one call
 	cancel()
-	for deadline := time.Now().Add(time.Minute); metric(t, s.URL, "argrl_cancelled_requests_total") < 1; time.Sleep(2 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the disconnected request was never cancelled")
-		}
-	}
+	waitMetric(t, s.URL, "argrl_cancelled_requests_total", 1)
 	wg.Wait()
 	var kept struct {
 		Choices []struct {
@@ -94,8 +108,8 @@ func TestDisconnect(t *testing.T) {
 	if fmt.Sprint(kept.Choices[0].TokenIDs) != fmt.Sprint(alone.Choices[0].TokenIDs) {
 		t.Errorf("the request that stayed got other tokens than alone")
 	}
-	if got := metric(t, s.URL, "argrl_completion_tokens_total"); got != 1000 {
-		t.Errorf("completion tokens %v, want 1000 (two answered requests of 500; the cancelled one counts none)", got)
+	if got := metric(t, s.URL, "argrl_completion_tokens_total"); got != 1100 {
+		t.Errorf("completion tokens %v, want 1100 (answered: 500 alone, 100 blocker, 500 kept; the cancelled one counts none)", got)
 	}
 	if q := metric(t, s.URL, "argrl_queue_depth"); q != 0 {
 		t.Errorf("queue depth %v after every request ended", q)
