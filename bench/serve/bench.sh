@@ -7,6 +7,10 @@
 # concurrent clients. From the repository root (make bench runs it):
 #
 #   sh bench/serve/bench.sh
+#
+# Its length on the quiet machine is not measured (on 2026-12-02, with the
+# cores shared by eight engineers' builds, it took over an hour; scaled by
+# the decode table's quiet rates it should take minutes).
 set -eu
 CACHE=${ARGRL_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/argrl}
 Q05=$CACHE/bench-qwen2.5-0.5b
