@@ -116,10 +116,12 @@ most --drain), then exits.`,
 			fmt.Fprintf(log, "serve: signal: draining the requests in flight (at most %s)\n", drain)
 			dctx, cancel := context.WithTimeout(context.Background(), drain)
 			defer cancel()
-			serr := hs.Shutdown(dctx)
-			if errors.Is(serr, context.DeadlineExceeded) {
+			switch serr := hs.Shutdown(dctx); {
+			case errors.Is(serr, context.DeadlineExceeded):
 				fmt.Fprintf(log, "serve: drain timed out after %s; closing the remaining connections\n", drain)
 				hs.Close()
+			case serr != nil:
+				fmt.Fprintf(log, "serve: warning: shutting down: %v\n", serr)
 			}
 			srv.Close()
 			fmt.Fprintln(log, "serve: stopped")
