@@ -26,8 +26,9 @@ type evalFlags struct {
 	config, model, adapter, dataPath, out string
 	predictions, bench                    string
 	sets                                  []string
-	gen                                   genFlags // model-driven evaluation (generate.go)
-	metric                                string   // "ace": also R2IF's ACE (ace.go)
+	gen                                   genFlags      // model-driven evaluation (generate.go)
+	endpoint                              endpointFlags // answers from a server (endpoint.go)
+	metric                                string        // "ace": also R2IF's ACE (ace.go)
 	student                               studentFlags
 
 	run    *config.Config // the loaded --config (nil without one)
@@ -78,6 +79,10 @@ as JSON.`,
 	_ = c.RegisterFlagCompletionFunc("set", completeSet)
 	fl.StringVar(&f.model, "model", "", "model directory (model-driven evaluation)")
 	fl.StringVar(&f.adapter, "adapter", "", "LoRA adapter directory (model-driven evaluation)")
+	fl.StringVar(&f.endpoint.url, "endpoint", "", "answers from an OpenAI-compatible server: its API base URL (e.g. http://127.0.0.1:8000/v1)")
+	fl.StringVar(&f.endpoint.model, "endpoint-model", "", "with --endpoint: the \"model\" to ask (default: the first of GET /models)")
+	fl.StringVar(&f.endpoint.keyEnv, "endpoint-key-env", "", "with --endpoint: send \"Authorization: Bearer KEY\", KEY read from this environment variable")
+	fl.IntVar(&f.endpoint.concurrency, "endpoint-concurrency", 8, "with --endpoint: requests in flight at once")
 	fl.StringVar(&f.metric, "metric", "", "ace: also report R2IF's average CoT effectiveness with its standard error (format reason_tool; needs --student)")
 	addStudentModelFlags(c, &f.student)
 	addScoreFlags(c, &f.score)
@@ -196,6 +201,12 @@ func responses(cmd *cobra.Command, f *evalFlags, recs []data.Record, each func(i
 		}
 		prog.Step(i+1, nil, tokens)
 		return nil
+	}
+	if f.endpoint.url != "" {
+		if f.predictions != "" || f.model != "" {
+			return fmt.Errorf("--endpoint asks a server for the answers: drop --predictions and --model")
+		}
+		return endpointResponses(cmd.Context(), &f.endpoint, f.reward.Format, f.gen.maxNewTokens, recs, emit)
 	}
 	if f.predictions != "" {
 		texts, err := predictionTexts(f.predictions, recs)
