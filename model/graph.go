@@ -318,12 +318,11 @@ func (gc *graphCache) trim(keep *modelGraph, budget int64) {
 	}
 }
 
-// graphFor returns the cached graph for (B, bucket(T)), building it (and
-// evicting the least recently used one) when needed.
-func (m *Model) graphFor(B, maxT int) (*modelGraph, error) {
+// graphShape returns the cached graph for B rows of T tokens (a layout's
+// shape), building it (and evicting the least recently used one) when
+// needed.
+func (m *Model) graphShape(B, T int) (*modelGraph, error) {
 	gc := m.graphs
-	tb := m.opt.TBucket
-	T := min((maxT+tb-1)/tb*tb, m.maxLen)
 	key := [2]int{B, T}
 	gc.clock++
 	if g, ok := gc.m[key]; ok {
