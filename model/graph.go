@@ -350,14 +350,9 @@ func (m *Model) graphShape(B, T int) (*modelGraph, error) {
 	return g, nil
 }
 
-// executor returns the graph's training or forward-only executor.
-func (m *Model) executor(mg *modelGraph, train bool) (*graph.Executor, error) {
-	if train && mg.train != nil {
-		return mg.train, nil
-	}
-	if !train && mg.eval != nil {
-		return mg.eval, nil
-	}
+// execConfig is the compile configuration of mg's training or
+// forward-only executor.
+func (m *Model) execConfig(mg *modelGraph, train bool) graph.Config {
 	cfg := graph.Config{Outputs: []*gorgonia.Node{mg.lp, mg.ent}, Bind: mg.bind}
 	if mg.value != nil {
 		cfg.Outputs = append(cfg.Outputs, mg.value)
@@ -373,7 +368,18 @@ func (m *Model) executor(mg *modelGraph, train bool) (*graph.Executor, error) {
 			cfg.Late = append(cfg.Late, mg.dval)
 		}
 	}
-	e, err := graph.Compile(mg.g, m.be, cfg)
+	return cfg
+}
+
+// executor returns the graph's training or forward-only executor.
+func (m *Model) executor(mg *modelGraph, train bool) (*graph.Executor, error) {
+	if train && mg.train != nil {
+		return mg.train, nil
+	}
+	if !train && mg.eval != nil {
+		return mg.eval, nil
+	}
+	e, err := graph.Compile(mg.g, m.be, m.execConfig(mg, train))
 	if err != nil {
 		return nil, fmt.Errorf("model: compile B=%d T=%d: %w", mg.B, mg.T, err)
 	}

@@ -306,6 +306,11 @@ func (r *rlRun) rollOut(ctx context.Context, step, batch int, recs []int, m metr
 			newTok += sampledLen(&smp)
 		}
 	}
+	if r.team.budget > 0 { // deal the rollouts to the shares by tokens (team.go)
+		for i, s := range r.team.splitTokens(seqLens(items), 0) {
+			items[i].share = s
+		}
+	}
 	dt := time.Since(t0).Seconds()
 	rl.LengthMetrics(m, lens, trunc)
 	r.episodeMetrics(m, items)
@@ -404,7 +409,7 @@ func (r *rlRun) values(items []*item) error {
 // (team.go), and hands each item its row b of the outputs. The caller
 // spreads what it stores to the other ranks.
 func (r *rlRun) forwardEach(items []*item, what string, each func(o *model.Outputs, b int, it *item) error) error {
-	for _, c := range r.team.deal(r.micro(), shareOf(items)) {
+	for _, c := range r.team.dealTokens(r.micro(), shareOf(items), seqLens(items)) {
 		if !r.team.holds(c.share) {
 			continue
 		}

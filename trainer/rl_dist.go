@@ -118,6 +118,15 @@ func spread[T any](t *team, err error, items []*item, get func(*item) T, set fun
 	return nil
 }
 
+// seqLens returns the tokens of items' sequences, for team.dealTokens.
+func seqLens(items []*item) []int {
+	out := make([]int, len(items))
+	for i, it := range items {
+		out[i] = len(it.seq)
+	}
+	return out
+}
+
 // shareOf returns the shares of items, for team.deal.
 func shareOf(items []*item) []int {
 	out := make([]int, len(items))
@@ -151,7 +160,7 @@ func (t *team) heldShares(items []*item) [][]*item {
 // stats are every share's, summed in share order.
 func (r *rlRun) miniBatch(mini []*item, obj rl.Objective, agg rl.Aggregation) (rl.LossStats, error) {
 	m, t := r.Setup.Model, r.team
-	chunks := t.deal(r.micro(), shareOf(mini))
+	chunks := t.dealTokens(r.micro(), shareOf(mini), seqLens(mini))
 	stats := make([]rl.LossStats, t.shares)
 	base := m.DropoutCounter()
 	err := t.accumulate(r.Setup.Backend, r.Opt.Params(), chunks, func(j int) error {

@@ -326,6 +326,9 @@ func (r *Run) Prepare(s *Setup, lengths []int, parts ...Part) error {
 		}
 	}
 	r.Setup, r.parts = s, parts
+	if err := r.team.useTokens(cfg.Optim.MicroTokens, s.Model); err != nil {
+		return err
+	}
 	opt, err := optim.NewAdamW(s.Backend, s.TrainableParams(), adamWConfig(cfg.Optim))
 	if err != nil {
 		return err

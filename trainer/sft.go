@@ -194,7 +194,11 @@ func sftStep(t *team, s *Setup, params []*model.Param, exs []Example, sb batch.S
 	inv := 1 / float64(n)
 	m := s.Model
 	B := s.Config.Optim.BatchSize
-	chunks := t.deal(B, t.split(len(recs), B))
+	lens := make([]int, len(recs))
+	for k, i := range recs {
+		lens[k] = len(exs[i].IDs)
+	}
+	chunks := t.dealTokens(B, t.splitTokens(lens, B), lens)
 	base := m.DropoutCounter()
 	nll := make([]float64, t.shares) // per share
 	err := t.accumulate(s.Backend, params, chunks, func(j int) error {

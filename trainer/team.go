@@ -67,6 +67,7 @@ import (
 	"github.com/argrl/argrl/dist"
 	"github.com/argrl/argrl/kernels"
 	"github.com/argrl/argrl/model"
+	"github.com/argrl/argrl/trainer/batch"
 )
 
 // team is this process's place among the ranks of a run.
@@ -74,6 +75,11 @@ type team struct {
 	comm   dist.Comm
 	shares int // S
 	per    int // shares per rank, S/N
+
+	// budget > 0 (optim.micro_tokens) deals and cuts by tokens: cost is
+	// the tokens a micro-batch's graph computes (model.GraphTokens).
+	budget int
+	cost   func(lengths []int) int
 
 	stash []kernels.Buffer // the earlier shares' gradient sums, while the next one accumulates
 	be    kernels.Backend  // stash's backend
@@ -113,6 +119,60 @@ func (t *team) split(n, size int) []int {
 			out[i] = (i / size) % t.shares
 		} else {
 			out[i] = i % t.shares
+		}
+	}
+	return out
+}
+
+// useTokens makes the team deal and cut a step's sequences by tokens,
+// micro-batches of at most budget graph tokens (optim.micro_tokens; 0
+// leaves batch_size rows), after checking, before anything is allocated
+// for training, that the graph of such a micro-batch fits in the memory
+// the backend has free.
+func (t *team) useTokens(budget int, m *model.Model) error {
+	if budget <= 0 {
+		return nil
+	}
+	st, err := m.PlanTokens(budget)
+	if err != nil {
+		return fmt.Errorf("key \"optim.micro_tokens\": %w", err)
+	}
+	need := model.PlannedBytes(st)
+	if free, ok := m.FreeMemory(); ok && need > free {
+		return fmt.Errorf("key \"optim.micro_tokens\": a micro-batch of %d tokens plans %.2f GiB (activations %.2f GiB), more than the %.2f GiB free; lower optim.micro_tokens or set model.recompute: layer",
+			budget, float64(need)/(1<<30), float64(st.ActivationBytes())/(1<<30), float64(free)/(1<<30))
+	}
+	t.budget, t.cost = budget, m.GraphTokens
+	return nil
+}
+
+// splitTokens is split for a step whose records have these lengths: with
+// a token budget, batch.Deal's balancing of the shares' tokens.
+func (t *team) splitTokens(lengths []int, size int) []int {
+	if t.budget <= 0 {
+		return t.split(len(lengths), size)
+	}
+	return batch.Deal(lengths, t.shares)
+}
+
+// dealTokens is deal for records of these lengths: with a token budget,
+// each share's records are cut by batch.Cut instead of size rows.
+func (t *team) dealTokens(size int, shareOf, lengths []int) []chunk {
+	if t.budget <= 0 {
+		return t.deal(size, shareOf)
+	}
+	var out []chunk
+	for s, at := range t.byShare(shareOf) {
+		ls := make([]int, len(at))
+		for k, i := range at {
+			ls[k] = lengths[i]
+		}
+		for _, mb := range batch.Cut(ls, t.budget, t.cost) {
+			c := chunk{share: s}
+			for _, k := range mb {
+				c.at = append(c.at, at[k])
+			}
+			out = append(out, c)
 		}
 	}
 	return out
