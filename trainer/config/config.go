@@ -132,14 +132,14 @@ type OptimConfig struct {
 	GradClip    float64 `yaml:"grad_clip"`    // max global grad norm (0: off)
 	BatchSize   int     `yaml:"batch_size"`   // sequences (SFT) or prompts (RL) per micro-batch
 	GradAccum   int     `yaml:"grad_accum"`   // micro-batches per optimizer step
+	Epochs      int     `yaml:"epochs"`
+	MaxSteps    int     `yaml:"max_steps"` // 0: run the epochs
 	// MicroTokens > 0 bounds each micro-batch by the tokens its graph
 	// computes (padding included) instead of batch_size rows, and deals
 	// the step's sequences to the data-parallel shares by tokens
 	// (trainer/batch tokens.go). A step covers the same records and
 	// normalizes its loss alike. 0: batch_size rows. At least model.max_len.
 	MicroTokens int `yaml:"micro_tokens"`
-	Epochs      int     `yaml:"epochs"`
-	MaxSteps    int     `yaml:"max_steps"` // 0: run the epochs
 }
 
 // RolloutConfig: sampling for GRPO/PPO (docs/contracts.md §5) and evaluation.
