@@ -6,6 +6,7 @@ package model
 // run sees at most MaxLen/TBucket lengths per batch size; rows are right
 // padded (pad id 0) and masked: Batch.Lens stops attention at each row's
 // length and target −1 zeroes the padded log-probs and their gradients.
+// With Options.Pack a micro-batch is one packed row instead (layout.go).
 //
 //	x    = Embedding(embed)                                  [N, C]   N = B·T
 //	per layer l (layers.go):

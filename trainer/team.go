@@ -19,7 +19,9 @@ package trainer
 // Batcher (same seed), so every rank knows the whole step: the data
 // cursor is global and a checkpoint resumes on any number of ranks.
 // Dealing (rather than contiguous blocks) balances the ranks: a step
-// group is sorted longest first.
+// group is sorted longest first. With optim.micro_tokens the records are
+// dealt by tokens instead and each share cuts its records by the budget
+// (useTokens; trainer/batch tokens.go).
 //
 // The sums. A rank sums the gradients of each share it holds on its own
 // and adds the shares' sums in share order; AllReduce then adds the ranks'
