@@ -70,3 +70,19 @@ func (m *Model) FreeMemory() (free int64, ok bool) {
 	}
 	return 0, false
 }
+
+// CheckTokens plans the training graph of a micro-batch of n tokens
+// (PlanTokens) and fails, allocating nothing, when it needs more memory
+// than the backend has free (FreeMemory; no check where that is unknown).
+func (m *Model) CheckTokens(n int) error {
+	st, err := m.PlanTokens(n)
+	if err != nil {
+		return err
+	}
+	need := PlannedBytes(st)
+	if free, ok := m.FreeMemory(); ok && need > free {
+		return fmt.Errorf("a micro-batch of %d tokens plans %.2f GiB (activations %.2f GiB), more than the %.2f GiB free",
+			n, float64(need)/(1<<30), float64(st.ActivationBytes())/(1<<30), float64(free)/(1<<30))
+	}
+	return nil
+}

@@ -16,7 +16,7 @@ package trainer
 //     PACK_BENCH_TOKENS (8192) graph tokens.
 //   - grpo: PACK_BENCH_P prompts (2) × G 8 rollouts in group order, each
 //     rollout a log-normal sequence with its second half the response; the
-//     training phase cuts them as the update does (team.dealTokens: rows
+//     training phase cuts them as the update does (ranks.Team.Batches: rows
 //     of batch_size·G = 8, or the token budget) and runs model.Step's
 //     forward and backward with a per-token gradient on the response
 //     (the objective's host arithmetic, a few µs per token, excluded),
@@ -33,12 +33,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/argrl/argrl/dist"
 	"github.com/argrl/argrl/kernels"
 	"github.com/argrl/argrl/model"
 	"github.com/argrl/argrl/trainer/batch"
 	"github.com/argrl/argrl/trainer/config"
 	"github.com/argrl/argrl/trainer/optim"
+	"github.com/argrl/argrl/trainer/ranks"
 )
 
 // packBenchLengths draws n log-normal lengths (median 450, σ 0.6) in
@@ -80,9 +80,9 @@ func BenchmarkPacking(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer opt.Free()
-	tm := &team{comm: dist.Single(), shares: 1, per: 1}
+	tm := ranks.One()
 	if pack {
-		tm.budget, tm.cost = budget, m.GraphTokens
+		tm.UseTokens(budget, m.GraphTokens)
 	}
 	V := m.Config.VocabSize
 	seq := func(i, n int) []int32 {
@@ -133,9 +133,9 @@ func BenchmarkPacking(b *testing.B) {
 				for k, i := range recs {
 					rl[k] = lens[i]
 				}
-				for _, c := range tm.dealTokens(B, tm.splitTokens(rl, B), rl) {
-					ls := make([]int, len(c.at))
-					for k, at := range c.at {
+				for _, c := range tm.Batches(tm.DealTokens(rl, B), B, rl) {
+					ls := make([]int, len(c.At))
+					for k, at := range c.At {
 						ls[k] = rl[at]
 					}
 					rows += m.GraphTokens(ls)
@@ -162,10 +162,10 @@ func BenchmarkPacking(b *testing.B) {
 		}
 		run = func() (tokens, rows int) {
 			m.ZeroGrad()
-			for _, c := range tm.dealTokens(G, make([]int, len(lens)), lens) {
-				batchSeqs := make([][]int32, len(c.at))
-				ls := make([]int, len(c.at))
-				for k, at := range c.at {
+			for _, c := range tm.Batches(make([]int, len(lens)), G, lens) {
+				batchSeqs := make([][]int32, len(c.At))
+				ls := make([]int, len(c.At))
+				for k, at := range c.At {
 					batchSeqs[k], ls[k] = seqs[at], lens[at]
 					tokens += lens[at]
 				}
