@@ -5,8 +5,12 @@ package trainer
 // log-normal sequence lengths (median 450, σ 0.6, clamped to [16, 2048]),
 // the same records and steps either way:
 //
-//	PACK_BENCH_MODEL=DIR PACK_BENCH_WORK=sft|grpo PACK_BENCH_PACK=0|1 \
+//	PACK_BENCH_MODEL=DIR PACK_BENCH_WORK=sft|grpo \
 //	    go test ./trainer/ -run '^$' -bench '^BenchmarkPacking$' -benchtime 1x
+//
+// Both layouts run in one process, alternating PACK_BENCH_REPS (2) times
+// each after a warm-up run each, so that a load that comes and goes
+// weighs on both alike; the speed-up is the ratio of their median times.
 //
 //   - sft: PACK_BENCH_N records (default 32) in steps of PACK_BENCH_B (8)
 //     from the Batcher with bucket_window 64 (today's length-bucketed
@@ -23,7 +27,8 @@ package trainer
 //     then clip and AdamW.
 //
 // It reports tokens/s (real tokens over the whole epoch or phase) and
-// pad-% (padding among the token rows the graphs computed).
+// pad-% (padding among the token rows the graphs computed) of each, and
+// the speed-up; PACK_BENCH_PLAN_ONLY=1 counts the padding only.
 
 import (
 	"math"
@@ -52,34 +57,23 @@ func packBenchLengths(n, maxLen int, seed uint64) []int {
 	return out
 }
 
-func BenchmarkPacking(b *testing.B) {
-	dir := os.Getenv("PACK_BENCH_MODEL")
-	if dir == "" {
-		b.Skip("set PACK_BENCH_MODEL (bench/pack/bench.sh does)")
-	}
-	work, pack := os.Getenv("PACK_BENCH_WORK"), os.Getenv("PACK_BENCH_PACK") == "1"
-	budget := benchEnvInt(b, "PACK_BENCH_TOKENS", 8192)
+// packRunner opens the model on dir (padded or packed rows) and returns
+// one run of the workload (its real tokens and the token rows its graphs
+// computed; with plan, counted without running) and a closer.
+func packRunner(b *testing.B, dir, work string, pack, plan bool, budget int) (run func() (tokens, rows int), done func()) {
 	const maxLen = 2048
-	if st, err := filepath.Glob(filepath.Join(dir, "*.safetensors")); err == nil && len(st) == 0 {
-		tmp := b.TempDir() // a config.json only (testdata/bench/small): random weights
-		if err := WriteRandomModel(dir, tmp, 7); err != nil {
-			b.Fatal(err)
-		}
-		dir = tmp
-	}
 	be := kernels.NewCPU()
 	m, err := model.Open(dir, be, model.Options{LoRA: &model.LoRAOptions{R: 32, Alpha: 64, Dropout: 0.05, Seed: 1, Targets: model.AllTargets},
 		MaxLen: maxLen, Pack: pack, Compute: os.Getenv("PACK_BENCH_COMPUTE")})
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer m.Close()
 	params := m.Trainable()
 	opt, err := optim.NewAdamW(be, params, adamWConfig(config.Default().Optim))
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer opt.Free()
+	done = func() { opt.Free(); m.Close() }
 	tm := ranks.One()
 	if pack {
 		tm.UseTokens(budget, m.GraphTokens)
@@ -100,8 +94,6 @@ func BenchmarkPacking(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	plan := os.Getenv("PACK_BENCH_PLAN_ONLY") == "1" // count the graphs' token rows, run nothing
-	var run func() (tokens, rows int)
 	switch work {
 	case "sft":
 		n, B := benchEnvInt(b, "PACK_BENCH_N", 32), benchEnvInt(b, "PACK_BENCH_B", 8)
@@ -195,23 +187,57 @@ func BenchmarkPacking(b *testing.B) {
 	default:
 		b.Fatalf("PACK_BENCH_WORK=%q: want sft or grpo", work)
 	}
+	return run, done
+}
+
+func BenchmarkPacking(b *testing.B) {
+	dir := os.Getenv("PACK_BENCH_MODEL")
+	if dir == "" {
+		b.Skip("set PACK_BENCH_MODEL (bench/pack/bench.sh does)")
+	}
+	work, plan := os.Getenv("PACK_BENCH_WORK"), os.Getenv("PACK_BENCH_PLAN_ONLY") == "1"
+	budget, reps := benchEnvInt(b, "PACK_BENCH_TOKENS", 8192), benchEnvInt(b, "PACK_BENCH_REPS", 2)
+	if st, err := filepath.Glob(filepath.Join(dir, "*.safetensors")); err == nil && len(st) == 0 {
+		tmp := b.TempDir() // a config.json only (testdata/bench/small): random weights
+		if err := WriteRandomModel(dir, tmp, 7); err != nil {
+			b.Fatal(err)
+		}
+		dir = tmp
+	}
+	names := [2]string{"padded", "packed"}
+	var runs [2]func() (int, int)
+	for i, pack := range []bool{false, true} {
+		run, done := packRunner(b, dir, work, pack, plan, budget)
+		defer done()
+		runs[i] = run
+	}
+	var tokens, rows [2]int
 	if plan {
-		tokens, rows := run()
-		b.ReportMetric(float64(tokens), "tokens")
-		b.ReportMetric(100*(1-float64(tokens)/float64(rows)), "pad-%")
+		for i := range runs {
+			tokens[i], rows[i] = runs[i]()
+			b.ReportMetric(100*(1-float64(tokens[i])/float64(rows[i])), names[i]+"-pad-%")
+		}
 		return
 	}
-	run() // build and compile the graphs outside the timer
-	b.ResetTimer()
-	var times []float64
-	var tokens, rows int
-	for range b.N {
-		t0 := time.Now()
-		tokens, rows = run()
-		times = append(times, time.Since(t0).Seconds())
+	for _, run := range runs {
+		run() // build and compile the graphs outside the timer
 	}
-	b.ReportMetric(float64(tokens)/median(times), "tokens/s")
-	b.ReportMetric(100*(1-float64(tokens)/float64(rows)), "pad-%")
+	b.ResetTimer()
+	// The layouts alternate, reps times each, so that a load that comes
+	// and goes on a shared machine weighs on both alike.
+	var times [2][]float64
+	for range b.N * reps {
+		for i, run := range runs {
+			t0 := time.Now()
+			tokens[i], rows[i] = run()
+			times[i] = append(times[i], time.Since(t0).Seconds())
+		}
+	}
+	for i := range runs {
+		b.ReportMetric(float64(tokens[i])/median(times[i]), names[i]+"-tokens/s")
+		b.ReportMetric(100*(1-float64(tokens[i])/float64(rows[i])), names[i]+"-pad-%")
+	}
+	b.ReportMetric(median(times[0])/median(times[1]), "speedup")
 }
 
 func sumInts(xs []int) int {
