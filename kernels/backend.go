@@ -124,7 +124,8 @@ func BF16Products(be Backend) bool {
 //
 // Training uses S = B, Tmax = Tq, Slot = nil (identity), QPos = nil (all 0),
 // KLen = per-sequence valid lengths (nil means Tq: no padding; sequences
-// are right-padded). Decoding uses the cache: Tq = 1, QPos[b] = tokens already
+// are right-padded), or, for packed rows, KStart (and QPos = nil, KLen
+// = the row's used length). Decoding uses the cache: Tq = 1, QPos[b] = tokens already
 // cached, KLen[b] = QPos[b]+1.
 type AttnParams struct {
 	B, Tq, Hq, Hkv, D int
@@ -133,6 +134,11 @@ type AttnParams struct {
 	QPos              []int32 // [B] or nil
 	KLen              []int32 // [B] or nil
 	Scale             float32
+	// KStart, if non-nil, is [B*Tq]: query i of batch row b sees key j only
+	// if also j >= KStart[b*Tq+i]. Packed rows (several sequences laid end to
+	// end in one row) set it to the start of the query's own sequence, so
+	// attention never crosses a boundary. nil means 0 for every query.
+	KStart []int32
 }
 
 // AdamWParams are the hyper-parameters of one decoupled-weight-decay Adam

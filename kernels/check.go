@@ -178,6 +178,14 @@ func (k *ArgCheck) Attn(p AttnParams) {
 			k.Side([3]string{"Slot", "QPos", "KLen"}[i], len(s), p.B)
 		}
 	}
+	if p.KStart != nil {
+		k.Side("KStart", len(p.KStart), p.B*p.Tq)
+		for i, ks := range p.KStart[:min(len(p.KStart), p.B*p.Tq)] {
+			if !k.Bad && (ks < 0 || int(ks) > p.Tmax) {
+				k.Failf("KStart[%d] = %d outside [0, Tmax = %d]", i, ks, p.Tmax)
+			}
+		}
+	}
 	for b := 0; b < p.B && !k.Bad; b++ {
 		s, qp, kl := p.Row(b)
 		if s < 0 || s >= p.S {

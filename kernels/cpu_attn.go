@@ -24,8 +24,10 @@ import (
 const attnTile = 64
 
 // attnGeom locates one tile: row r of q/out/dout/dq starts at qoff+r*ldq,
-// its lse at loff+r*ldl, its absolute position is pos0+r*posStep; key j of
-// k/v/dk/dv starts at koff+j*(Hkv*D); keys j < kl exist.
+// its lse at loff+r*ldl, its position is pos0+r*posStep; key j of
+// k/v/dk/dv starts at koff+j*(Hkv*D); keys j < kl exist. With KStart,
+// positions and keys count from the tile's first visible key (koff is
+// that key's offset).
 type attnGeom struct {
 	qoff, ldq, loff, ldl int
 	nr, pos0, posStep    int
@@ -45,17 +47,28 @@ func attnTiles(p AttnParams, b, kvh int, fn func(g attnGeom)) {
 	s, qp, kl := attnRow(p, b)
 	grp := p.Hq / p.Hkv
 	koff := (s*p.Tmax*p.Hkv + kvh) * p.D
+	ldk := p.Hkv * p.D
 	if p.Tq == 1 {
-		h0 := kvh * grp
+		h0, ks := kvh*grp, attnKStart(p, b, 0)
 		fn(attnGeom{qoff: (b*p.Hq + h0) * p.D, ldq: p.D, loff: b*p.Hq + h0, ldl: 1,
-			nr: grp, pos0: qp, koff: koff, kl: kl})
+			nr: grp, pos0: qp - ks, koff: koff + ks*ldk, kl: kl - ks})
 		return
 	}
 	for h := kvh * grp; h < (kvh+1)*grp; h++ {
-		for i0 := 0; i0 < p.Tq; i0 += attnTile {
+		for i0 := 0; i0 < p.Tq; {
+			// A tile's rows share one KStart ks (tiles start afresh where it
+			// changes: at each packed sequence's start), and see keys from
+			// ks on as a row of their own would: a packed sequence's tiles,
+			// and its P·V key blocks, sit where they would if it were alone
+			// in its row, so its results are the same bits.
+			ks, n := attnKStart(p, b, i0), 1
+			for n < attnTile && i0+n < p.Tq && attnKStart(p, b, i0+n) == ks {
+				n++
+			}
 			fn(attnGeom{qoff: ((b*p.Tq+i0)*p.Hq + h) * p.D, ldq: p.Hq * p.D,
 				loff: (b*p.Tq+i0)*p.Hq + h, ldl: p.Hq,
-				nr: min(attnTile, p.Tq-i0), pos0: qp + i0, posStep: 1, koff: koff, kl: kl})
+				nr: n, pos0: qp + i0 - ks, posStep: 1, koff: koff + ks*ldk, kl: kl - ks})
+			i0 += n
 		}
 	}
 }

@@ -21,6 +21,15 @@ func attnRow(p AttnParams, b int) (slot, qpos, klen int) {
 	return
 }
 
+// attnKStart is the first key query i of batch row b may see: KStart[b*Tq+i],
+// or 0 when KStart is nil.
+func attnKStart(p AttnParams, b, i int) int {
+	if p.KStart == nil {
+		return 0
+	}
+	return int(p.KStart[b*p.Tq+i])
+}
+
 // attnScale is p.Scale, or 1/sqrt(D) when it is 0.
 func attnScale(p AttnParams) float64 {
 	if p.Scale != 0 {
@@ -30,17 +39,18 @@ func attnScale(p AttnParams) float64 {
 }
 
 // RefAttention is the reference for Backend.Attention. With (s, qp, kl) =
-// (Slot[b] or b, QPos[b] or 0, KLen[b] or qp+Tq) and g = Hq/Hkv:
+// (Slot[b] or b, QPos[b] or 0, KLen[b] or qp+Tq), ks = KStart[b*Tq+i] or 0
+// and g = Hq/Hkv:
 //
 //	for b, i, h := range B×Tq×Hq {
 //		Q := q[((b*Tq+i)*Hq+h)*D:][:D];  O := out[((b*Tq+i)*Hq+h)*D:][:D]
 //		K(j) := k[((s*Tmax+j)*Hkv+h/g)*D:][:D];  V(j) likewise
-//		L := min(qp+i+1, kl)              // keys j < L are visible
-//		if L <= 0 { O = 0; lse[(b*Tq+i)*Hq+h] = -Inf; continue }
+//		L := min(qp+i+1, kl)              // keys ks <= j < L are visible
+//		if L <= ks { O = 0; lse[(b*Tq+i)*Hq+h] = -Inf; continue }
 //		sc(j) := scale * Σ_d Q[d]*K(j)[d]
-//		m := max_{j<L} sc(j)
-//		l := m + log(Σ_{j<L} exp(sc(j)-m)); lse[(b*Tq+i)*Hq+h] = l
-//		O[d] = Σ_{j<L} exp(sc(j)-l) * V(j)[d]
+//		m := max_{ks<=j<L} sc(j)
+//		l := m + log(Σ_{ks<=j<L} exp(sc(j)-m)); lse[(b*Tq+i)*Hq+h] = l
+//		O[d] = Σ_{ks<=j<L} exp(sc(j)-l) * V(j)[d]
 //	}
 func RefAttention(out, lse, q, k, v []float64, p AttnParams) {
 	B, Tq, Hq, Hkv, D, Tmax := p.B, p.Tq, p.Hq, p.Hkv, p.D, p.Tmax
@@ -50,18 +60,18 @@ func RefAttention(out, lse, q, k, v []float64, p AttnParams) {
 	for b := 0; b < B; b++ {
 		s, qp, kl := attnRow(p, b)
 		for i := 0; i < Tq; i++ {
-			L := min(qp+i+1, kl)
+			L, ks := min(qp+i+1, kl), attnKStart(p, b, i)
 			for h := 0; h < Hq; h++ {
 				Q := q[((b*Tq+i)*Hq+h)*D:][:D]
 				O := out[((b*Tq+i)*Hq+h)*D:][:D]
 				kvh := h / g
-				if L <= 0 {
+				if L <= ks {
 					clear(O)
 					lse[(b*Tq+i)*Hq+h] = math.Inf(-1)
 					continue
 				}
 				m := math.Inf(-1)
-				for j := 0; j < L; j++ {
+				for j := ks; j < L; j++ {
 					K := k[((s*Tmax+j)*Hkv+kvh)*D:][:D]
 					dot := 0.0
 					for d := 0; d < D; d++ {
@@ -71,13 +81,13 @@ func RefAttention(out, lse, q, k, v []float64, p AttnParams) {
 					m = math.Max(m, sc[j])
 				}
 				sum := 0.0
-				for j := 0; j < L; j++ {
+				for j := ks; j < L; j++ {
 					sum += math.Exp(sc[j] - m)
 				}
 				l := m + math.Log(sum)
 				lse[(b*Tq+i)*Hq+h] = l
 				clear(O)
-				for j := 0; j < L; j++ {
+				for j := ks; j < L; j++ {
 					pj := math.Exp(sc[j] - l)
 					V := v[((s*Tmax+j)*Hkv+kvh)*D:][:D]
 					for d := 0; d < D; d++ {
@@ -94,9 +104,9 @@ func RefAttention(out, lse, q, k, v []float64, p AttnParams) {
 //
 //	dq = 0; dk = 0; dv = 0
 //	for b, i, h := range B×Tq×Hq {
-//		if L <= 0 { continue }
+//		if L <= ks { continue }
 //		Dsum := Σ_d dO[d]*O[d]
-//		for j := 0; j < L; j++ {
+//		for j := ks; j < L; j++ {
 //			P := exp(scale*Σ_d Q[d]*K(j)[d] - lse[(b*Tq+i)*Hq+h])
 //			dP := Σ_d dO[d]*V(j)[d]
 //			dS := P * (dP - Dsum)
@@ -116,9 +126,9 @@ func RefAttentionBackward(dq, dk, dv, dout, q, k, v, out, lse []float64, p AttnP
 	for b := 0; b < B; b++ {
 		s, qp, kl := attnRow(p, b)
 		for i := 0; i < Tq; i++ {
-			L := min(qp+i+1, kl)
+			L, ks := min(qp+i+1, kl), attnKStart(p, b, i)
 			for h := 0; h < Hq; h++ {
-				if L <= 0 {
+				if L <= ks {
 					continue
 				}
 				row := (b*Tq+i)*Hq + h
@@ -128,7 +138,7 @@ func RefAttentionBackward(dq, dk, dv, dout, q, k, v, out, lse []float64, p AttnP
 				for d := 0; d < D; d++ {
 					dsum += dO[d] * O[d]
 				}
-				for j := 0; j < L; j++ {
+				for j := ks; j < L; j++ {
 					off := ((s*Tmax+j)*Hkv + kvh) * D
 					K, V, dK, dV := k[off:][:D], v[off:][:D], dk[off:][:D], dv[off:][:D]
 					dot, dp := 0.0, 0.0

@@ -6,6 +6,7 @@ package model
 // run sees at most MaxLen/TBucket lengths per batch size; rows are right
 // padded (pad id 0) and masked: Batch.Lens stops attention at each row's
 // length and target −1 zeroes the padded log-probs and their gradients.
+// With Options.Pack a micro-batch is one packed row instead (layout.go).
 //
 //	x    = Embedding(embed)                                  [N, C]   N = B·T
 //	per layer l (layers.go):
@@ -318,12 +319,11 @@ func (gc *graphCache) trim(keep *modelGraph, budget int64) {
 	}
 }
 
-// graphFor returns the cached graph for (B, bucket(T)), building it (and
-// evicting the least recently used one) when needed.
-func (m *Model) graphFor(B, maxT int) (*modelGraph, error) {
+// graphShape returns the cached graph for B rows of T tokens (a layout's
+// shape), building it (and evicting the least recently used one) when
+// needed.
+func (m *Model) graphShape(B, T int) (*modelGraph, error) {
 	gc := m.graphs
-	tb := m.opt.TBucket
-	T := min((maxT+tb-1)/tb*tb, m.maxLen)
 	key := [2]int{B, T}
 	gc.clock++
 	if g, ok := gc.m[key]; ok {
@@ -351,14 +351,9 @@ func (m *Model) graphFor(B, maxT int) (*modelGraph, error) {
 	return g, nil
 }
 
-// executor returns the graph's training or forward-only executor.
-func (m *Model) executor(mg *modelGraph, train bool) (*graph.Executor, error) {
-	if train && mg.train != nil {
-		return mg.train, nil
-	}
-	if !train && mg.eval != nil {
-		return mg.eval, nil
-	}
+// execConfig is the compile configuration of mg's training or
+// forward-only executor.
+func (m *Model) execConfig(mg *modelGraph, train bool) graph.Config {
 	cfg := graph.Config{Outputs: []*gorgonia.Node{mg.lp, mg.ent}, Bind: mg.bind}
 	if mg.value != nil {
 		cfg.Outputs = append(cfg.Outputs, mg.value)
@@ -374,7 +369,18 @@ func (m *Model) executor(mg *modelGraph, train bool) (*graph.Executor, error) {
 			cfg.Late = append(cfg.Late, mg.dval)
 		}
 	}
-	e, err := graph.Compile(mg.g, m.be, cfg)
+	return cfg
+}
+
+// executor returns the graph's training or forward-only executor.
+func (m *Model) executor(mg *modelGraph, train bool) (*graph.Executor, error) {
+	if train && mg.train != nil {
+		return mg.train, nil
+	}
+	if !train && mg.eval != nil {
+		return mg.eval, nil
+	}
+	e, err := graph.Compile(mg.g, m.be, m.execConfig(mg, train))
 	if err != nil {
 		return nil, fmt.Errorf("model: compile B=%d T=%d: %w", mg.B, mg.T, err)
 	}

@@ -81,6 +81,14 @@ type Options struct {
 	// ever built. MaxGraphs bounds the compiled shapes kept (0: 8), least
 	// recently used evicted.
 	TBucket, MaxGraphs int
+	// Pack lays the sequences of a Step or Forward end to end in one row
+	// (RoPE positions restart at each sequence; attention never crosses a
+	// boundary: kernels.AttnParams.KStart) instead of one right-padded row
+	// each. The row is rounded up to packRound's bucket (≤ 1/64 padding).
+	// Per-token results are those of the unpacked layout: log-probs, values
+	// and entropies bit for bit on the CPU, gradients within float32
+	// rounding (they sum in another order).
+	Pack bool
 	// GraphBytes bounds the device memory the cached executors plan
 	// (activations, logits, gradients; 0: 4 GiB): least recently used
 	// graphs are evicted beyond it, the one in use is always kept.

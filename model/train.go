@@ -1,7 +1,8 @@
 package model
 
 // The training API the SFT, GRPO and PPO trainers call. A micro-batch is a
-// list of token sequences (right padded internally); the trainer computes
+// list of token sequences (right padded internally, or packed end to end
+// with Options.Pack: layout.go); the trainer computes
 // its objective on the host from per-token log-probs and hands back
 // ∂loss/∂log-prob, and Step accumulates ∂loss/∂param into Param.G.
 
@@ -47,11 +48,11 @@ func (m *Model) Step(seqs [][]int32, grad func(*Outputs) (*Grads, error)) error 
 	if m.lora != nil && !m.adapters {
 		return fmt.Errorf("model: Step: adapters are switched off (SetAdapters(true) first)")
 	}
-	maxT, err := m.checkSeqs(seqs)
+	lay, err := m.layout(seqs)
 	if err != nil {
 		return fmt.Errorf("model: Step: %w", err)
 	}
-	mg, err := m.graphFor(len(seqs), maxT)
+	mg, err := m.graphShape(lay.B, lay.T)
 	if err != nil {
 		return err
 	}
@@ -59,7 +60,7 @@ func (m *Model) Step(seqs [][]int32, grad func(*Outputs) (*Grads, error)) error 
 	if err != nil {
 		return err
 	}
-	fillBatch(mg.b, seqs)
+	lay.fill(mg.b, seqs)
 	mg.b.Eval = false
 	mg.b.Seed = 0
 	if m.lora != nil {
@@ -69,7 +70,7 @@ func (m *Model) Step(seqs [][]int32, grad func(*Outputs) (*Grads, error)) error 
 	if err := ex.Forward(); err != nil {
 		return fmt.Errorf("model: Step: %w", err)
 	}
-	out, err := m.outputs(ex, mg, seqs)
+	out, err := m.outputs(ex, mg, seqs, lay)
 	if err != nil {
 		return err
 	}
@@ -80,7 +81,7 @@ func (m *Model) Step(seqs [][]int32, grad func(*Outputs) (*Grads, error)) error 
 	if g == nil {
 		return fmt.Errorf("model: Step: grad returned nil")
 	}
-	dlp, err := flatGrad(g.LogProbs, seqs, mg.T, true, "LogProbs")
+	dlp, err := flatGrad(g.LogProbs, seqs, lay, true, "LogProbs")
 	if err != nil {
 		return err
 	}
@@ -88,7 +89,7 @@ func (m *Model) Step(seqs [][]int32, grad func(*Outputs) (*Grads, error)) error 
 		return err
 	}
 	if mg.dval != nil {
-		dv, err := flatGrad(g.Values, seqs, mg.T, false, "Values")
+		dv, err := flatGrad(g.Values, seqs, lay, false, "Values")
 		if err != nil {
 			return err
 		}
@@ -121,11 +122,11 @@ func (m *Model) Forward(seqs [][]int32, adapters bool) (*Outputs, error) {
 	if !adapters && m.opt.FullFT {
 		return nil, fmt.Errorf("model: Forward: full fine-tuning keeps no frozen copy of the base weights")
 	}
-	maxT, err := m.checkSeqs(seqs)
+	lay, err := m.layout(seqs)
 	if err != nil {
 		return nil, fmt.Errorf("model: Forward: %w", err)
 	}
-	mg, err := m.graphFor(len(seqs), maxT)
+	mg, err := m.graphShape(lay.B, lay.T)
 	if err != nil {
 		return nil, err
 	}
@@ -141,12 +142,12 @@ func (m *Model) Forward(seqs [][]int32, adapters bool) (*Outputs, error) {
 			m.scale = m.lora.scaleValue()
 		}
 	}
-	fillBatch(mg.b, seqs)
+	lay.fill(mg.b, seqs)
 	mg.b.Eval = true
 	if err := ex.Forward(); err != nil {
 		return nil, fmt.Errorf("model: Forward: %w", err)
 	}
-	return m.outputs(ex, mg, seqs)
+	return m.outputs(ex, mg, seqs, lay)
 }
 
 // TrainPlan compiles the training graph of a micro-batch of B sequences
@@ -160,7 +161,8 @@ func (m *Model) TrainPlan(B, T int) (graph.Stats, error) {
 	if B <= 0 || T <= 0 || T > m.maxLen {
 		return graph.Stats{}, fmt.Errorf("model: TrainPlan: B = %d, T = %d: want B > 0 and 0 < T ≤ MaxLen %d", B, T, m.maxLen)
 	}
-	mg, err := m.graphFor(B, T)
+	tb := m.opt.TBucket
+	mg, err := m.graphShape(B, min((T+tb-1)/tb*tb, m.maxLen))
 	if err != nil {
 		return graph.Stats{}, err
 	}
@@ -178,92 +180,6 @@ func (m *Model) LogProbs(seqs [][]int32, adapters bool) ([][]float32, error) {
 		return nil, err
 	}
 	return o.LogProbs, nil
-}
-
-// fillBatch right-pads seqs into the batch: ids (pad 0), next-token targets
-// (−1 past each row's last prediction) and lengths.
-func fillBatch(b *graph.Batch, seqs [][]int32) {
-	N := b.B * b.T
-	if len(b.IDs) != N {
-		b.IDs, b.Targets = make([]int32, N), make([]int32, N)
-	}
-	if len(b.Lens) != b.B {
-		b.Lens = make([]int32, b.B)
-	}
-	for r, s := range seqs {
-		b.Lens[r] = int32(len(s))
-		for t := 0; t < b.T; t++ {
-			i := r*b.T + t
-			b.IDs[i], b.Targets[i] = 0, -1
-			if t < len(s) {
-				b.IDs[i] = s[t]
-			}
-			if t+1 < len(s) {
-				b.Targets[i] = s[t+1]
-			}
-		}
-	}
-}
-
-// outputs reads the executor's per-token outputs back to [b][t] form.
-func (m *Model) outputs(ex *graph.Executor, mg *modelGraph, seqs [][]int32) (*Outputs, error) {
-	lp, err := ex.Read(mg.lp)
-	if err != nil {
-		return nil, fmt.Errorf("model: %w", err)
-	}
-	ent, err := ex.Read(mg.ent)
-	if err != nil {
-		return nil, fmt.Errorf("model: %w", err)
-	}
-	o := &Outputs{LogProbs: make([][]float32, len(seqs)), Entropy: make([][]float32, len(seqs))}
-	for b, s := range seqs {
-		o.LogProbs[b] = make([]float32, len(s))
-		o.Entropy[b] = make([]float32, len(s))
-		for t := 1; t < len(s); t++ { // row t−1 predicts token t
-			o.LogProbs[b][t] = lp[b*mg.T+t-1]
-			o.Entropy[b][t] = ent[b*mg.T+t-1]
-		}
-	}
-	if mg.value != nil {
-		v, err := ex.Read(mg.value)
-		if err != nil {
-			return nil, fmt.Errorf("model: %w", err)
-		}
-		o.Values = make([][]float32, len(seqs))
-		for b, s := range seqs {
-			o.Values[b] = append([]float32(nil), v[b*mg.T:b*mg.T+len(s)]...)
-		}
-	}
-	return o, nil
-}
-
-// flatGrad lays a host gradient [b][t] out as the graph's [B·T] rows:
-// shifted by one for log-probs (row t−1 holds token t), as is for values.
-func flatGrad(g [][]float32, seqs [][]int32, T int, shift bool, what string) ([]float32, error) {
-	out := make([]float32, len(seqs)*T)
-	if g == nil {
-		return out, nil
-	}
-	if len(g) != len(seqs) {
-		return nil, fmt.Errorf("model: Step: Grads.%s has %d rows, the batch %d", what, len(g), len(seqs))
-	}
-	for b, s := range seqs {
-		if g[b] == nil {
-			continue
-		}
-		if len(g[b]) != len(s) {
-			return nil, fmt.Errorf("model: Step: Grads.%s[%d] has %d entries, sequence %d has %d tokens", what, b, len(g[b]), b, len(s))
-		}
-		for t := range s {
-			switch {
-			case shift && t >= 1:
-				out[b*T+t-1] = g[b][t]
-			case !shift:
-				out[b*T+t] = g[b][t]
-			}
-		}
-	}
-	return out, nil
 }
 
 // mix64 is the splitmix64 finalizer.

@@ -146,7 +146,7 @@ func (s *Setup) ValLoss(exs []Example) (float64, error) {
 	}
 	sort.SliceStable(idx, func(a, b int) bool { return len(exs[idx[a]].IDs) > len(exs[idx[b]].IDs) })
 	bs := max(1, s.Config.Optim.BatchSize)
-	sums, err := ranks.Fold(s.ranks, s.ranks.Deal(len(idx), bs), bs, func(b ranks.Batch, sum *nllSum) error {
+	sums, err := ranks.Fold(s.ranks, s.ranks.Deal(len(idx), bs), bs, nil, func(b ranks.Batch, sum *nllSum) error {
 		seqs := make([][]int32, len(b.At))
 		for i, at := range b.At {
 			seqs[i] = exs[idx[at]].IDs
@@ -184,7 +184,7 @@ func (s *Setup) ValLoss(exs []Example) (float64, error) {
 // gets every text.
 func (s *Setup) greedyAll(ctx context.Context, exs []Example) ([]string, error) {
 	dealt := s.ranks.Deal(len(exs), max(1, s.Config.Optim.BatchSize))
-	return ranks.Map(s.ranks, dealt, 0, func(b ranks.Batch) ([]string, error) {
+	return ranks.Map(s.ranks, dealt, 0, nil, func(b ranks.Batch) ([]string, error) {
 		mine := make([]Example, len(b.At))
 		for i, at := range b.At {
 			mine[i] = exs[at]

@@ -117,7 +117,7 @@ func (r *rlRun) rollOut(ctx context.Context, step, batch int, recs []int, m metr
 		}
 	}
 	dealt := r.ranks.Deal(len(recs), r.Config.Optim.BatchSize)
-	samples, err := ranks.Map(r.ranks, dealt, 0, func(b ranks.Batch) ([][]rollout.Sample, error) {
+	samples, err := ranks.Map(r.ranks, dealt, 0, nil, func(b ranks.Batch) ([][]rollout.Sample, error) {
 		prompts := make([]rollout.Prompt, len(b.At))
 		for i, at := range b.At {
 			ex := &exs[recs[at]]
@@ -152,6 +152,11 @@ func (r *rlRun) rollOut(ctx context.Context, step, batch int, recs []int, m metr
 			newTok += sampledLen(&smp)
 		}
 	}
+	if r.ranks.Budget() > 0 { // the model phases deal the rollouts by tokens (trainer/ranks)
+		for i, s := range r.ranks.DealTokens(seqLens(items), 0) {
+			items[i].dealt = s
+		}
+	}
 	dt := time.Since(t0).Seconds()
 	rl.LengthMetrics(m, lens, trunc)
 	r.episodeMetrics(m, items)
@@ -173,7 +178,7 @@ type rewardWire struct {
 // score computes every rollout's reward.
 func (r *rlRun) score(ctx context.Context, items []*item, m metrics.Metrics) ([]float64, error) {
 	t0 := time.Now()
-	got, err := ranks.Map(r.ranks, dealtOf(items), 0, func(b ranks.Batch) ([]rewardWire, error) {
+	got, err := ranks.Map(r.ranks, dealtOf(items), 0, nil, func(b ranks.Batch) ([]rewardWire, error) {
 		out := make([]rewardWire, len(b.At))
 		for i, at := range b.At {
 			it := items[at]
@@ -202,6 +207,15 @@ func (r *rlRun) score(ctx context.Context, items []*item, m metrics.Metrics) ([]
 
 // micro is the model.Step batch size in sequences.
 func (r *rlRun) micro() int { return max(1, r.Config.Optim.BatchSize*r.g) }
+
+// seqLens returns the tokens of items' sequences (a token budget's cut).
+func seqLens(items []*item) []int {
+	out := make([]int, len(items))
+	for i, it := range items {
+		out[i] = len(it.seq)
+	}
+	return out
+}
 
 // dealtOf returns the part of the step each item was dealt to, as the
 // phases over items take it.
@@ -238,7 +252,7 @@ func (r *rlRun) reference(items []*item, m metrics.Metrics) error {
 	for _, it := range items {
 		tok += len(it.seq)
 	}
-	lps, err := ranks.Map(r.ranks, dealtOf(items), 0, func(b ranks.Batch) ([][]float32, error) {
+	lps, err := ranks.Map(r.ranks, dealtOf(items), 0, nil, func(b ranks.Batch) ([][]float32, error) {
 		seqs := make([][]int32, len(b.At))
 		for i, at := range b.At {
 			seqs[i] = items[at].seq
@@ -281,7 +295,7 @@ func (r *rlRun) values(items []*item) error {
 // items in micro-batches and returns what each item reads of its row b
 // of the outputs.
 func (r *rlRun) forward(items []*item, what string, each func(o *model.Outputs, b int, it *item) []float32) ([][]float32, error) {
-	return ranks.Map(r.ranks, dealtOf(items), r.micro(), func(b ranks.Batch) ([][]float32, error) {
+	return ranks.Map(r.ranks, dealtOf(items), r.micro(), seqLens(items), func(b ranks.Batch) ([][]float32, error) {
 		seqs := make([][]int32, len(b.At))
 		for i, at := range b.At {
 			seqs[i] = items[at].seq
@@ -366,7 +380,7 @@ func (r *rlRun) update(items []*item, obj rl.Objective, step int, lr float64, m 
 func (r *rlRun) miniBatch(mini []*item, obj rl.Objective, agg rl.Aggregation) (rl.LossStats, error) {
 	m := r.Setup.Model
 	base := m.DropoutCounter()
-	stats, n, err := ranks.Accumulate(r.ranks, r.Setup.Backend, r.Opt.Params(), dealtOf(mini), r.micro(),
+	stats, n, err := ranks.Accumulate(r.ranks, r.Setup.Backend, r.Opt.Params(), dealtOf(mini), r.micro(), seqLens(mini),
 		func(b ranks.Batch, st *rl.LossStats) error {
 			seqs := make([][]int32, len(b.At))
 			specs := make([]rl.Seq, len(b.At))

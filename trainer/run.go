@@ -372,6 +372,12 @@ func (r *Run) Prepare(s *Setup, lengths []int, parts ...Part) error {
 		}
 	}
 	r.Setup, r.parts = s, parts
+	if b := cfg.Optim.MicroTokens; b > 0 { // token-budget micro-batches (trainer/ranks), checked before any allocation
+		if err := s.Model.CheckTokens(b); err != nil {
+			return fmt.Errorf("key \"optim.micro_tokens\": %w; lower optim.micro_tokens or set model.recompute: layer", err)
+		}
+		r.ranks.UseTokens(b, s.Model.GraphTokens)
+	}
 	opt, err := optim.NewAdamW(s.Backend, s.TrainableParams(), adamWConfig(cfg.Optim))
 	if err != nil {
 		return err

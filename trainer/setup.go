@@ -357,7 +357,8 @@ func LoRAOptions(cfg config.Config) *model.LoRAOptions {
 // random) on be: with LoRA adapters when lora.enabled (loaded from
 // o.Adapter when given), else every weight trainable (full fine-tuning).
 func OpenModel(cfg config.Config, be kernels.Backend, o SetupOptions) (*model.Model, error) {
-	opts := model.Options{MaxLen: cfg.Model.MaxLen, ValueHead: o.ValueHead, Compute: cfg.Model.Compute, Recompute: cfg.Model.Recompute}
+	opts := model.Options{MaxLen: cfg.Model.MaxLen, ValueHead: o.ValueHead, Compute: cfg.Model.Compute, Recompute: cfg.Model.Recompute,
+		Pack: cfg.Data.Packing}
 	if cfg.LoRA.Enabled {
 		opts.LoRA, opts.Adapter = LoRAOptions(cfg), o.Adapter
 	} else {

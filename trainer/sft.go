@@ -195,8 +195,12 @@ func sftStep(rk *ranks.Team, s *Setup, params []*model.Param, exs []Example, sb 
 	inv := 1 / float64(n)
 	m := s.Model
 	B := s.Config.Optim.BatchSize
+	lens := make([]int, len(recs))
+	for k, i := range recs {
+		lens[k] = len(exs[i].IDs)
+	}
 	base := m.DropoutCounter()
-	nlls, batches, err := ranks.Accumulate(rk, s.Backend, params, rk.Deal(len(recs), B), B, func(b ranks.Batch, nll *float64) error {
+	nlls, batches, err := ranks.Accumulate(rk, s.Backend, params, rk.DealTokens(lens, B), B, lens, func(b ranks.Batch, nll *float64) error {
 		seqs := make([][]int32, len(b.At))
 		for i, at := range b.At {
 			seqs[i] = exs[recs[at]].IDs

@@ -4,9 +4,11 @@
 //
 //	q, out, dq, dout [B,Tq,Hq,D]     k, v, dk, dv [S,Tmax,Hkv,D]
 //	lse, dsum        [B,Tq,Hq]       meta [3B] = slot[B], qpos[B], klen[B]
+//	                                 (+ kstart[B*Tq] at meta[kso] when kso >= 0)
 //
-// Row (b,i,h) attends to key j of slot slot[b] iff j <= qpos[b]+i and
-// j < klen[b]; head h reads kv head h/G, G = Hq/Hkv. FlashAttention-style:
+// Row (b,i,h) attends to key j of slot slot[b] iff j <= qpos[b]+i,
+// j < klen[b] and j >= kstart[b*Tq+i] (0 without kstart: kso < 0; packed
+// rows); head h reads kv head h/G, G = Hq/Hkv. FlashAttention-style:
 // keys stream through shared memory in tiles with an online softmax, so no
 // T×T matrix exists; the backward recomputes probabilities from lse.
 //
@@ -31,7 +33,7 @@
 // attn_fwd: grid (ceil(Tq/bq), Hkv*ceil(G/gb), B), block 128; bq*gb <= 16.
 extern "C" __global__ void __launch_bounds__(128) attn_fwd(float* out, float* lse, const float* q, const float* k, const float* v,
                                     const int* meta, int B, int Tq, int Hq, int Hkv, int D, int Tmax,
-                                    float scale, int gb, int bq) {
+                                    float scale, int gb, int bq, int kso) {
   __shared__ float qs[ATT_ROWS][ATT_DMAX];
   __shared__ float ks[ATT_BK][ATT_DMAX + 1];  // +1: lane j reads row j without bank conflicts
   __shared__ float vs[ATT_BK][ATT_DMAX];
@@ -77,7 +79,7 @@ extern "C" __global__ void __launch_bounds__(128) attn_fwd(float* out, float* ls
       if (r >= rows || i >= Tq || g >= G) continue;  // warp-uniform
       int j = j0 + lane;
       float s = -INFINITY;
-      if (j < kend && j <= qpos + i) {
+      if (j < kend && j <= qpos + i && (kso < 0 || j >= meta[kso + b * Tq + i])) {
         float dot = 0.f;
         for (int d = 0; d < D; d++) dot += qs[r][d] * ks[lane][d];
         s = dot * scale;
@@ -127,7 +129,7 @@ extern "C" __global__ void __launch_bounds__(128) attn_fwd(float* out, float* ls
 extern "C" __global__ void __launch_bounds__(128) attn_bwd_dq(float* dq, float* dsum, const float* dout, const float* q,
                                        const float* k, const float* v, const float* out, const float* lse,
                                        const int* meta, int B, int Tq, int Hq, int Hkv, int D, int Tmax,
-                                       float scale, int gb, int bq) {
+                                       float scale, int gb, int bq, int kso) {
   __shared__ float qs[ATT_BROWS][ATT_DMAX];
   __shared__ float dos[ATT_BROWS][ATT_DMAX];
   __shared__ float ks[ATT_BK][ATT_DMAX + 1];
@@ -187,7 +189,7 @@ extern "C" __global__ void __launch_bounds__(128) attn_bwd_dq(float* dq, float* 
       if (r >= rows || i >= Tq || g >= G || ls[rr] == -INFINITY) continue;  // warp-uniform
       int j = j0 + lane;
       float dsv = 0.f;
-      if (j < kend && j <= qpos + i) {
+      if (j < kend && j <= qpos + i && (kso < 0 || j >= meta[kso + b * Tq + i])) {
         float dot = 0.f, dp = 0.f;
         for (int d = 0; d < D; d++) {
           dot += qs[r][d] * ks[lane][d];
@@ -235,7 +237,7 @@ extern "C" __global__ void __launch_bounds__(128) attn_bwd_dq(float* dq, float* 
 extern "C" __global__ void __launch_bounds__(128) attn_bwd_dkdv(float* dk, float* dv, const float* dout, const float* q,
                                          const float* k, const float* v, const float* lse, const float* dsum,
                                          const int* meta, int B, int Tq, int Hq, int Hkv, int D, int Tmax,
-                                         float scale) {
+                                         float scale, int kso) {
   __shared__ float ks[ATT_KT][ATT_DMAX + 1];
   __shared__ float vs[ATT_KT][ATT_DMAX + 1];
   __shared__ float qs[ATT_QT][ATT_DMAX + 1];
@@ -281,7 +283,8 @@ extern "C" __global__ void __launch_bounds__(128) attn_bwd_dkdv(float* dk, float
         for (int e = tid; e < ATT_QT * ATT_KT; e += blockDim.x) {
           int r = e / ATT_KT, cc = e % ATT_KT, i = ib + r, j = j0 + cc;
           float p = 0.f, dsv = 0.f;
-          if (i < Tq && j < klen && j <= qpos + i && lse_s[r] != -INFINITY) {
+          if (i < Tq && j < klen && j <= qpos + i && lse_s[r] != -INFINITY &&
+              (kso < 0 || j >= meta[kso + b * Tq + i])) {
             float dot = 0.f, dp = 0.f;
             for (int d = 0; d < D; d++) {
               dot += qs[r][d] * ks[cc][d];

@@ -13,25 +13,31 @@ import (
 const attnMaxD = 128
 
 // attnCheck validates p and returns the per-row meta table (slot, qpos, klen
-// for each batch row, resolved as kernels.RefAttention does) and the scale.
-func (o *opCtx) attnCheck(p kernels.AttnParams) (meta []int32, scale float32) {
+// for each batch row, resolved as kernels.RefAttention does, then KStart
+// when given, at kso; kso = -1 without it) and the scale.
+func (o *opCtx) attnCheck(p kernels.AttnParams) (meta []int32, kso int, scale float32) {
 	o.Attn(p)
 	if !o.Bad && p.D > attnMaxD {
 		o.Failf("head dim D = %d > %d is not supported by the CUDA kernels", p.D, attnMaxD)
 	}
 	if o.Bad {
-		return nil, 0
+		return nil, 0, 0
 	}
-	meta = make([]int32, 3*p.B)
+	meta = make([]int32, 3*p.B, 3*p.B+len(p.KStart))
 	for b := 0; b < p.B; b++ {
 		slot, qpos, klen := p.Row(b)
 		meta[b], meta[p.B+b], meta[2*p.B+b] = int32(slot), int32(qpos), int32(klen)
+	}
+	kso = -1
+	if p.KStart != nil {
+		kso = len(meta)
+		meta = append(meta, p.KStart[:p.B*p.Tq]...)
 	}
 	scale = p.Scale
 	if scale == 0 {
 		scale = float32(1 / math.Sqrt(float64(p.D)))
 	}
-	return meta, scale
+	return meta, kso, scale
 }
 
 // attnTiles picks the rows of a forward-style block: gb heads of a group
@@ -48,7 +54,7 @@ var attnBlock = dim3{128, 1, 1}
 func (be *Backend) Attention(out, lse, q, k, v kernels.Buffer, p kernels.AttnParams) {
 	o := be.begin("Attention")
 	defer o.end()
-	meta, scale := o.attnCheck(p)
+	meta, kso, scale := o.attnCheck(p)
 	nq, nkv := p.B*p.Tq*p.Hq*p.D, p.S*p.Tmax*p.Hkv*p.D
 	op, lp := o.out("out", out, nq), o.out("lse", lse, p.B*p.Tq*p.Hq)
 	qp, kp, vp := o.in("q", q, nq), o.in("k", k, nkv), o.in("v", v, nkv)
@@ -57,13 +63,13 @@ func (be *Backend) Attention(out, lse, q, k, v kernels.Buffer, p kernels.AttnPar
 	}
 	grid, gb, bq := attnTiles(p, 16)
 	o.launch("attn_fwd", grid, attnBlock, pArg(op), pArg(lp), pArg(qp), pArg(kp), pArg(vp), pArg(o.ints(meta)),
-		iArg(p.B), iArg(p.Tq), iArg(p.Hq), iArg(p.Hkv), iArg(p.D), iArg(p.Tmax), fArg(scale), iArg(gb), iArg(bq))
+		iArg(p.B), iArg(p.Tq), iArg(p.Hq), iArg(p.Hkv), iArg(p.D), iArg(p.Tmax), fArg(scale), iArg(gb), iArg(bq), iArg(kso))
 }
 
 func (be *Backend) AttentionBackward(dq, dk, dv, dout, q, k, v, out, lse kernels.Buffer, p kernels.AttnParams) {
 	o := be.begin("AttentionBackward")
 	defer o.end()
-	meta, scale := o.attnCheck(p)
+	meta, kso, scale := o.attnCheck(p)
 	nq, nkv, nr := p.B*p.Tq*p.Hq*p.D, p.S*p.Tmax*p.Hkv*p.D, p.B*p.Tq*p.Hq
 	dqp, dkp, dvp := o.out("dq", dq, nq), o.out("dk", dk, nkv), o.out("dv", dv, nkv)
 	dop, qp, kp, vp := o.in("dout", dout, nq), o.in("q", q, nq), o.in("k", k, nkv), o.in("v", v, nkv)
@@ -86,9 +92,9 @@ func (be *Backend) AttentionBackward(dq, dk, dv, dout, q, k, v, out, lse kernels
 	dsum := o.scratch(int64(nr) * 4)
 	grid, gb, bq := attnTiles(p, 8)
 	o.launch("attn_bwd_dq", grid, attnBlock, pArg(dqp), pArg(dsum), pArg(dop), pArg(qp), pArg(kp), pArg(vp), pArg(outp), pArg(lp),
-		pArg(mp), iArg(p.B), iArg(p.Tq), iArg(p.Hq), iArg(p.Hkv), iArg(p.D), iArg(p.Tmax), fArg(scale), iArg(gb), iArg(bq))
+		pArg(mp), iArg(p.B), iArg(p.Tq), iArg(p.Hq), iArg(p.Hkv), iArg(p.D), iArg(p.Tmax), fArg(scale), iArg(gb), iArg(bq), iArg(kso))
 	o.launch("attn_bwd_dkdv", dim3{(p.Tmax + 15) / 16, p.Hkv, p.S}, attnBlock, pArg(dkp), pArg(dvp), pArg(dop), pArg(qp), pArg(kp), pArg(vp),
-		pArg(lp), pArg(dsum), pArg(mp), iArg(p.B), iArg(p.Tq), iArg(p.Hq), iArg(p.Hkv), iArg(p.D), iArg(p.Tmax), fArg(scale))
+		pArg(lp), pArg(dsum), pArg(mp), iArg(p.B), iArg(p.Tq), iArg(p.Hq), iArg(p.Hkv), iArg(p.D), iArg(p.Tmax), fArg(scale), iArg(kso))
 }
 
 func (be *Backend) KVWrite(cache, x kernels.Buffer, slot, pos []int32, B, T, Hkv, D, Tmax int) {

@@ -14,6 +14,8 @@ import (
 //	Targets  [N]  next-token ids for LogProbs; < 0 masks a position (lp = 0, no gradient)
 //	Pos      [N]  RoPE positions; nil means t for row b·T+t
 //	Lens     [B]  valid length of each right-padded row (Attention); nil means T
+//	KStart   [N]  first key each query may see (kernels.AttnParams.KStart):
+//	              packed rows, several sequences end to end; nil means 0
 //	Seed          dropout seed of this step (each Dropout op mixes in its own site)
 //	Eval          disables dropout (reference / old log-probs)
 type Batch struct {
@@ -22,6 +24,7 @@ type Batch struct {
 	Targets []int32
 	Pos     []int32
 	Lens    []int32
+	KStart  []int32
 	Seed    uint64
 	Eval    bool
 
@@ -88,6 +91,21 @@ func (b *Batch) lens() ([]int32, error) {
 		}
 	}
 	return b.Lens, nil
+}
+
+func (b *Batch) kstart() ([]int32, error) {
+	if b.KStart == nil {
+		return nil, nil
+	}
+	if len(b.KStart) != b.N() {
+		return nil, fmt.Errorf("Batch.KStart has %d entries, want B·T = %d", len(b.KStart), b.N())
+	}
+	for i, s := range b.KStart {
+		if s < 0 || int(s) > b.T {
+			return nil, fmt.Errorf("Batch.KStart[%d] = %d outside [0, T=%d]", i, s, b.T)
+		}
+	}
+	return b.KStart, nil
 }
 
 // site hands out a new dropout site; the forward and backward of one Dropout

@@ -103,12 +103,40 @@ func Compile(g *gorgonia.ExprGraph, be kernels.Backend, cfg Config) (*Executor, 
 	if g == nil || be == nil {
 		return nil, fmt.Errorf("graph: Compile: nil graph or backend")
 	}
+	p, sc, err := makePlan(g, cfg)
+	if err != nil {
+		return nil, err
+	}
+	e := &Executor{be: be, pinned: map[*gorgonia.Node]kernels.Buffer{}, stats: p.stats}
+	if err := e.materialize(p, cfg, sc); err != nil {
+		e.Close()
+		return nil, err
+	}
+	return e, nil
+}
+
+// Plan returns the Stats of the plan Compile would make for g, allocating
+// nothing: what a graph will need, checked before it is built.
+func Plan(g *gorgonia.ExprGraph, cfg Config) (Stats, error) {
+	if g == nil {
+		return Stats{}, fmt.Errorf("graph: Plan: nil graph")
+	}
+	p, _, err := makePlan(g, cfg)
+	if err != nil {
+		return Stats{}, err
+	}
+	return p.stats, nil
+}
+
+// makePlan orders g's needed nodes by phase, schedules them and lays out
+// their storage.
+func makePlan(g *gorgonia.ExprGraph, cfg Config) (*plan, *sched, error) {
 	if len(cfg.Outputs) == 0 {
-		return nil, fmt.Errorf("graph: Compile: no outputs")
+		return nil, nil, fmt.Errorf("graph: Compile: no outputs")
 	}
 	sorted, err := gorgonia.Sort(g)
 	if err != nil {
-		return nil, fmt.Errorf("graph: Compile: %w", err)
+		return nil, nil, fmt.Errorf("graph: Compile: %w", err)
 	}
 
 	// Needed nodes: ancestors of the outputs.
@@ -126,7 +154,7 @@ func Compile(g *gorgonia.ExprGraph, be kernels.Backend, cfg Config) (*Executor, 
 	p := newPlan()
 	for _, n := range cfg.Outputs {
 		if n == nil || n.Graph() != g {
-			return nil, fmt.Errorf("graph: Compile: output %v is not a node of this graph", n)
+			return nil, nil, fmt.Errorf("graph: Compile: output %v is not a node of this graph", n)
 		}
 		mark(n)
 		p.isOutput[n] = true
@@ -134,13 +162,13 @@ func Compile(g *gorgonia.ExprGraph, be kernels.Backend, cfg Config) (*Executor, 
 	late := map[*gorgonia.Node]bool{}
 	for _, n := range cfg.Late {
 		if n == nil || n.Graph() != g || n.Op() != nil {
-			return nil, fmt.Errorf("graph: Compile: late node %v is not an input of this graph", n)
+			return nil, nil, fmt.Errorf("graph: Compile: late node %v is not an input of this graph", n)
 		}
 		late[n] = true
 	}
 	for n := range cfg.Bind {
 		if n == nil || n.Graph() != g || n.Op() != nil {
-			return nil, fmt.Errorf("graph: Compile: bound node %v is not an input of this graph", n)
+			return nil, nil, fmt.Errorf("graph: Compile: bound node %v is not an input of this graph", n)
 		}
 	}
 
@@ -165,7 +193,7 @@ func Compile(g *gorgonia.ExprGraph, be kernels.Backend, cfg Config) (*Executor, 
 			p.leaf(n, false)
 		default:
 			if err := classify(n, cs); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			if late[n] {
 				bwd = append(bwd, n)
@@ -176,19 +204,19 @@ func Compile(g *gorgonia.ExprGraph, be kernels.Backend, cfg Config) (*Executor, 
 	}
 	sc, err := schedule(fwd, bwd, cfg.Segments, p.isOutput)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	p.nFwd, p.stashBF16 = len(fwd), cfg.StashBF16
 	p.layout(sc.steps, sc.kids)
 	p.stats.RecomputeSteps = sc.recomputed
 	p.stats.Stashed = len(p.stashes)
-
-	e := &Executor{be: be, pinned: map[*gorgonia.Node]kernels.Buffer{}, stats: p.stats}
-	if err := e.materialize(p, cfg, sc); err != nil {
-		e.Close()
-		return nil, err
+	for _, pn := range sc.steps {
+		if o, _ := ourOp(pn.n); o != nil && o.view == nil {
+			p.stats.ScratchElems = max(p.stats.ScratchElems, int64(o.scratch))
+		}
 	}
-	return e, nil
+
+	return p, sc, nil
 }
 
 // isConstant reports a Gorgonia constant (Grad's scalar 1, or NewConstant).
@@ -278,12 +306,7 @@ func (e *Executor) materialize(p *plan, cfg Config, sc *sched) error {
 			e.pinned[n] = b
 		}
 	}
-	var scratch kernels.Buffer // the ops' work space (op.scratch)
-	for _, pn := range sc.steps {
-		if o, _ := ourOp(pn.n); o != nil && o.view == nil {
-			e.stats.ScratchElems = max(e.stats.ScratchElems, int64(o.scratch))
-		}
-	}
+	var scratch kernels.Buffer // the ops' work space (op.scratch, sized by makePlan)
 	if e.stats.ScratchElems > 0 {
 		scratch = be.Alloc(kernels.F32, int(e.stats.ScratchElems))
 		e.owned = append(e.owned, scratch)

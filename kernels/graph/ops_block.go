@@ -96,7 +96,7 @@ func rope(x, cos, sin *gorgonia.Node, b *Batch, H, D, P int, inverse bool) (*gor
 }
 
 // Attention is causal grouped-query attention over right-padded rows
-// (Batch.Lens): q [N, Hq·D], k and v [N, Hkv·D] (any shapes of those sizes)
+// (Batch.Lens), or packed ones (Batch.KStart): q [N, Hq·D], k and v [N, Hkv·D] (any shapes of those sizes)
 // → out shaped like q. Scores are scaled by 1/sqrt(D). The log-sum-exp the
 // backward needs rides in a packed node [out | lse].
 func Attention(q, k, v *gorgonia.Node, b *Batch, hq, hkv int) (*gorgonia.Node, error) {
@@ -114,7 +114,11 @@ func Attention(q, k, v *gorgonia.Node, b *Batch, hq, hkv int) (*gorgonia.Node, e
 	nq, nk, nl := N*hq*D, N*hkv*D, N*hq
 	params := func() (kernels.AttnParams, error) {
 		lens, err := b.lens()
-		return kernels.AttnParams{B: b.B, Tq: b.T, Hq: hq, Hkv: hkv, D: D, S: b.B, Tmax: b.T, KLen: lens}, err
+		if err != nil {
+			return kernels.AttnParams{}, err
+		}
+		ks, err := b.kstart()
+		return kernels.AttnParams{B: b.B, Tq: b.T, Hq: hq, Hkv: hkv, D: D, S: b.B, Tmax: b.T, KLen: lens, KStart: ks}, err
 	}
 	key := fmt.Sprintf("Hq=%d Hkv=%d D=%d batch=%p", hq, hkv, D, b)
 	o := &op{name: "Attention", key: key, out: tensor.Shape{nq + nl}, diff: []bool{true, true, true}}

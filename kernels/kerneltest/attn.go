@@ -10,7 +10,7 @@ import (
 // attnCases cover training (padding via KLen, GQA ratios 1, 2 and 4, more
 // query rows than one CPU tile), decoding from a cache (Slot, QPos, KLen,
 // Tq = 1), chunked prefill into a cache, rows that see no key, an explicit
-// Scale, and two batch rows sharing one slot.
+// Scale, two batch rows sharing one slot, and packed rows (KStart).
 func attnCases() []kernels.AttnParams {
 	return []kernels.AttnParams{
 		{B: 2, Tq: 5, Hq: 4, Hkv: 2, D: 6, S: 2, Tmax: 5, KLen: []int32{5, 3}},
@@ -21,7 +21,29 @@ func attnCases() []kernels.AttnParams {
 		{B: 2, Tq: 2, Hq: 2, Hkv: 2, D: 3, S: 2, Tmax: 2, KLen: []int32{0, 2}},
 		{B: 2, Tq: 4, Hq: 2, Hkv: 1, D: 7, S: 2, Tmax: 4, Scale: 0.3},
 		{B: 2, Tq: 2, Hq: 2, Hkv: 1, D: 4, S: 2, Tmax: 6, Slot: []int32{1, 1}, QPos: []int32{0, 2}, KLen: []int32{2, 4}},
+		// Packed rows (KStart): row 0 holds sequences of 3, 1 and 2 tokens
+		// and a padded tail past KLen; row 1 one sequence of 6.
+		{B: 2, Tq: 7, Hq: 4, Hkv: 2, D: 5, S: 2, Tmax: 7, KLen: []int32{6, 6},
+			KStart: []int32{0, 0, 0, 3, 4, 4, 6, 0, 0, 0, 0, 0, 0, 0}},
+		// More rows than one CPU tile, a sequence boundary inside a tile.
+		{B: 1, Tq: 90, Hq: 2, Hkv: 1, D: 4, S: 1, Tmax: 90, KStart: packedStarts(50, 40)},
+		// Decoding with KStart (Tq = 1).
+		{B: 2, Tq: 1, Hq: 2, Hkv: 1, D: 4, S: 2, Tmax: 6, QPos: []int32{4, 2}, KLen: []int32{5, 3}, KStart: []int32{2, 0}},
 	}
+}
+
+// packedStarts is the KStart of one row packing sequences of the given
+// lengths end to end.
+func packedStarts(lens ...int) []int32 {
+	var out []int32
+	start := 0
+	for _, n := range lens {
+		for range n {
+			out = append(out, int32(start))
+		}
+		start += n
+	}
+	return out
 }
 
 // testAttention: forward (out, lse) and backward (dq, dk, dv) against the

@@ -145,6 +145,12 @@ func testErrors(h *harness) {
 	h.wantErr("Attention with slot out of range", "Attention")
 	b.Attention(q, h.zeros(2), q, kv, kv, kernels.AttnParams{B: 1, Tq: 1, Hq: 3, Hkv: 2, D: 4, S: 1, Tmax: 3})
 	h.wantErr("Attention with Hq not a multiple of Hkv", "Attention")
+	b.Attention(q, h.zeros(2), q, kv, kv, kernels.AttnParams{B: 1, Tq: 1, Hq: 2, Hkv: 1, D: 4, S: 1, Tmax: 3,
+		KStart: []int32{-1}})
+	h.wantErr("Attention with a negative KStart", "Attention")
+	b.Attention(q, h.zeros(2), q, kv, kv, kernels.AttnParams{B: 1, Tq: 2, Hq: 2, Hkv: 1, D: 4, S: 1, Tmax: 3,
+		KStart: []int32{0}})
+	h.wantErr("Attention with KStart shorter than B·Tq", "Attention")
 
 	b.KVWrite(kv, h.zeros(2*4), []int32{0}, []int32{2}, 1, 2, 1, 4, 3)
 	h.wantErr("KVWrite past Tmax", "KVWrite")

@@ -118,6 +118,11 @@ type DataConfig struct {
 	// (0 or 1: plain shuffle; 64 is close to HF's group_by_length mega-batch
 	// of 50). See trainer/batch.
 	BucketWindow int `yaml:"bucket_window"`
+	// Packing lays each micro-batch's sequences end to end in one row
+	// (model.Options.Pack: no padding; per-token results those of one row
+	// each) instead of one right-padded row per sequence. false: today's
+	// padded rows, byte for byte.
+	Packing bool `yaml:"packing"`
 }
 
 // LoRAConfig: W x + (α/r)·B A x on the target linear layers.
@@ -144,6 +149,12 @@ type OptimConfig struct {
 	GradAccum   int     `yaml:"grad_accum"`   // micro-batches per optimizer step
 	Epochs      int     `yaml:"epochs"`
 	MaxSteps    int     `yaml:"max_steps"` // 0: run the epochs
+	// MicroTokens > 0 bounds each micro-batch by the tokens its graph
+	// computes (padding included) instead of batch_size rows, and deals
+	// the step's sequences to the data-parallel shares by tokens
+	// (trainer/batch tokens.go). A step covers the same records and
+	// normalizes its loss alike. 0: batch_size rows. At least model.max_len.
+	MicroTokens int `yaml:"micro_tokens"`
 }
 
 // RolloutConfig: sampling for GRPO/PPO (docs/contracts.md §5) and evaluation.
@@ -329,7 +340,7 @@ func Default() Config {
 		Algo: "sft", Format: "tool_call", Judge: "builtin", LossAgg: "token-mean", EvalEvery: 50, IsLevel: "token",
 		Run:   RunConfig{Dir: "runs/default", Seed: 1},
 		Model: ModelConfig{Backend: "auto", MaxLen: 2048, Init: "pretrained", Compute: "f32", Recompute: "none"},
-		Data:  DataConfig{BucketWindow: 64},
+		Data:  DataConfig{BucketWindow: 64, Packing: true},
 		LoRA: LoRAConfig{Enabled: true, R: 32, Alpha: 64, Dropout: 0.05,
 			Targets: []string{"q", "k", "v", "o", "gate", "up", "down"}},
 		Optim: OptimConfig{LR: 1e-4, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, WeightDecay: 0.0,
@@ -446,6 +457,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Optim.BatchSize < 1 || c.Optim.GradAccum < 1 {
 		errs = append(errs, "keys \"optim.batch_size\" and \"optim.grad_accum\" must be ≥ 1")
+	}
+	if c.Optim.MicroTokens < 0 || (c.Optim.MicroTokens > 0 && c.Optim.MicroTokens < c.Model.MaxLen) {
+		errs = append(errs, fmt.Sprintf("key \"optim.micro_tokens\": %d: must be 0 (micro-batches of optim.batch_size) or at least model.max_len = %d, so that every sequence fits", c.Optim.MicroTokens, c.Model.MaxLen))
 	}
 	if c.Rollout.G < 1 {
 		errs = append(errs, fmt.Sprintf("key \"rollout.g\": must be ≥ 1, got %d", c.Rollout.G))

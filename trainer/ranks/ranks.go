@@ -44,8 +44,12 @@
 //	})                                                // vs[i]: item i's values, on every rank
 //
 // Micro-batches are cut in one place, Team.Batches (at most size items of
-// a share each, in order); a phase that cuts by another rule (a token
-// budget) changes that function, and Map, Fold and Accumulate follow.
+// a share each, in order); with a token budget (optim.micro_tokens,
+// UseTokens) a phase that gives its items' lengths is cut by tokens
+// instead (trainer/batch Cut: at most the budget's graph tokens per
+// micro-batch, in order), and DealTokens deals its items to the shares by
+// tokens (batch.Deal), functions of the lengths and S alone, so N ranks
+// and one process with dist.shares: N still cut alike.
 //
 // Failures. Every collective is preceded by a Check that carries this
 // rank's error, and every recipe ends with one (Settle), so a rank that
@@ -64,6 +68,7 @@ import (
 	"github.com/argrl/argrl/dist"
 	"github.com/argrl/argrl/kernels"
 	"github.com/argrl/argrl/model"
+	"github.com/argrl/argrl/trainer/batch"
 )
 
 // Team is this process's place among the ranks of a run.
@@ -72,9 +77,30 @@ type Team struct {
 	shares int // S
 	per    int // shares per rank, S/N
 
+	// budget > 0 (optim.micro_tokens) cuts phases with lengths by tokens:
+	// cost is the tokens a micro-batch's graph computes (model.GraphTokens).
+	budget int
+	cost   func(lengths []int) int
+
 	stash []kernels.Buffer // the earlier shares' gradient sums, while the next one accumulates
 	be    kernels.Backend  // stash's backend
 	times commTimes        // since the last TakeTimes
+}
+
+// UseTokens makes the team deal and cut by tokens: micro-batches of at
+// most budget tokens by cost (budget ≤ 0: items, as before).
+func (t *Team) UseTokens(budget int, cost func(lengths []int) int) { t.budget, t.cost = budget, cost }
+
+// Budget is the token budget of UseTokens (0: none).
+func (t *Team) Budget() int { return t.budget }
+
+// DealTokens is Deal for items of these lengths: with a token budget,
+// each item goes to the share with the fewest tokens so far (batch.Deal).
+func (t *Team) DealTokens(lengths []int, size int) []int {
+	if t.budget <= 0 {
+		return t.Deal(len(lengths), size)
+	}
+	return batch.Deal(lengths, t.shares)
 }
 
 // commTimes is the time a step spent in its gradient all-reduces: waiting
@@ -168,10 +194,25 @@ type Batch struct {
 
 // Batches cuts items dealt to shareOf (Deal) into the micro-batches of
 // every share, share by share, each of at most size items (size ≤ 0: a
-// share's items in one batch).
-func (t *Team) Batches(shareOf []int, size int) []Batch {
+// share's items in one batch), or, with a token budget and the items'
+// lengths (lens, nil: none), of at most the budget's tokens (batch.Cut).
+func (t *Team) Batches(shareOf []int, size int, lens []int) []Batch {
 	var out []Batch
 	for s, at := range t.byShare(shareOf) {
+		if t.budget > 0 && lens != nil {
+			ls := make([]int, len(at))
+			for k, i := range at {
+				ls[k] = lens[i]
+			}
+			for _, mb := range batch.Cut(ls, t.budget, t.cost) {
+				b := Batch{Share: s, Index: len(out)}
+				for _, k := range mb {
+					b.At = append(b.At, at[k])
+				}
+				out = append(out, b)
+			}
+			continue
+		}
 		n := size
 		if n <= 0 {
 			n = max(1, len(at))
@@ -184,14 +225,14 @@ func (t *Team) Batches(shareOf []int, size int) []Batch {
 }
 
 // Fold runs fn on every micro-batch this rank holds (Batches(shareOf,
-// size)), share by share, with the accumulator of the batch's share, and
+// size, lens)), share by share, with the accumulator of the batch's share, and
 // returns every share's accumulator, in share order, on every rank: A
 // travels between ranks (encoding/gob: exported fields). fn's first
 // error stops the rank's work and every rank returns an error.
-func Fold[A any](t *Team, shareOf []int, size int, fn func(b Batch, acc *A) error) ([]A, error) {
+func Fold[A any](t *Team, shareOf []int, size int, lens []int, fn func(b Batch, acc *A) error) ([]A, error) {
 	accs := make([]A, t.shares)
 	var err error
-	for _, b := range t.Batches(shareOf, size) {
+	for _, b := range t.Batches(shareOf, size, lens) {
 		if !t.holds(b.Share) {
 			continue
 		}
@@ -206,8 +247,8 @@ func Fold[A any](t *Team, shareOf []int, size int, fn func(b Batch, acc *A) erro
 // returns one result per item of the batch (b.At), in order. Every rank
 // receives every item's result, by position: R travels between ranks
 // (encoding/gob). This rank's own results are returned as fn gave them.
-func Map[R any](t *Team, shareOf []int, size int, fn func(b Batch) ([]R, error)) ([]R, error) {
-	per, err := Fold(t, shareOf, size, func(b Batch, acc *[]R) error {
+func Map[R any](t *Team, shareOf []int, size int, lens []int, fn func(b Batch) ([]R, error)) ([]R, error) {
+	per, err := Fold(t, shareOf, size, lens, func(b Batch, acc *[]R) error {
 		rs, err := fn(b)
 		if err == nil && len(rs) != len(b.At) {
 			err = fmt.Errorf("%d results for %d items", len(rs), len(b.At))
@@ -271,8 +312,8 @@ func exchange[A any](t *Team, err error, accs []A) ([]A, error) {
 // them: on return every rank holds the phase's gradients and every
 // share's accumulator. It also returns the number of micro-batches of
 // every rank.
-func Accumulate[A any](t *Team, be kernels.Backend, params []*model.Param, shareOf []int, size int, fn func(b Batch, acc *A) error) ([]A, int, error) {
-	batches := t.Batches(shareOf, size)
+func Accumulate[A any](t *Team, be kernels.Backend, params []*model.Param, shareOf []int, size int, lens []int, fn func(b Batch, acc *A) error) ([]A, int, error) {
+	batches := t.Batches(shareOf, size, lens)
 	for _, p := range params {
 		be.Fill(p.G, 0)
 	}

@@ -52,7 +52,7 @@ func TestTeamSplitDeal(t *testing.T) {
 			t.Errorf("S=%d Deal(%d, %d) = %v, want %v", c.t.shares, c.n, c.size, sh, c.shares)
 		}
 		var got [][]int
-		for j, b := range c.t.Batches(sh, c.size) {
+		for j, b := range c.t.Batches(sh, c.size, nil) {
 			got = append(got, b.At)
 			if sh[b.At[0]] != b.Share || b.Index != j {
 				t.Errorf("batch %d %v labelled share %d, index %d", j, b.At, b.Share, b.Index)
@@ -105,7 +105,7 @@ func TestTeamAccumulateShares(t *testing.T) {
 		add := be.Alloc(kernels.F32, 1)
 		defer be.Free(add)
 		be.Fill(p.G, 42) // Accumulate zeroes first
-		counts, n, err := Accumulate(tm, be, params, tm.Deal(len(vals), 1), 1, func(b Batch, count *int) error {
+		counts, n, err := Accumulate(tm, be, params, tm.Deal(len(vals), 1), 1, nil, func(b Batch, count *int) error {
 			be.CopyIn(add, vals[b.At[0]:b.At[0]+1])
 			be.AXPBY(p.G, p.G, add, 1, 1, 1)
 			*count++
@@ -267,7 +267,7 @@ func TestMapFoldAcrossRanks(t *testing.T) {
 	phase := func(tm *Team) (result, error) {
 		var res result
 		dealt := tm.Deal(n, 2)
-		sq, err := Map(tm, dealt, 2, func(b Batch) ([]int, error) {
+		sq, err := Map(tm, dealt, 2, nil, func(b Batch) ([]int, error) {
 			res.Ran = append(res.Ran, b.At)
 			out := make([]int, len(b.At))
 			for i, at := range b.At {
@@ -278,7 +278,7 @@ func TestMapFoldAcrossRanks(t *testing.T) {
 		if err != nil {
 			return res, err
 		}
-		sums, err := Fold(tm, dealt, 2, func(b Batch, acc *float64) error {
+		sums, err := Fold(tm, dealt, 2, nil, func(b Batch, acc *float64) error {
 			for _, at := range b.At {
 				*acc += 1 / float64(at+1)
 			}
@@ -319,7 +319,7 @@ func TestMapFoldAcrossRanks(t *testing.T) {
 // with that rank's message.
 func TestMapFailureReachesEveryRank(t *testing.T) {
 	_, errs := onRanks(t, 2, 0, func(tm *Team) ([]string, error) {
-		return Map(tm, tm.Deal(4, 1), 1, func(b Batch) ([]string, error) {
+		return Map(tm, tm.Deal(4, 1), 1, nil, func(b Batch) ([]string, error) {
 			if b.Share == 1 {
 				return nil, errors.New("reward server down")
 			}

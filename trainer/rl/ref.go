@@ -80,7 +80,7 @@ func NewReference(cfg config.Config, m *model.Model, be kernels.Backend, initAda
 			}
 			return r, nil
 		}
-		o, err := model.Open(cfg.Ref.Path, be, model.Options{MaxLen: cfg.Model.MaxLen, Compute: cfg.Model.Compute})
+		o, err := model.Open(cfg.Ref.Path, be, model.Options{MaxLen: cfg.Model.MaxLen, Compute: cfg.Model.Compute, Pack: cfg.Data.Packing})
 		if err != nil {
 			return nil, fmt.Errorf("key \"ref.path\": %w", err)
 		}

@@ -111,7 +111,7 @@ func (st *Student) openOwn(cfg config.Config, be kernels.Backend) error {
 	if err != nil {
 		return fmt.Errorf("key \"reward.student.tokenizer\" (default: reward.student.path): %w", err)
 	}
-	m, err := model.Open(sc.Path, be, model.Options{Adapter: sc.Adapter, MaxLen: cfg.Model.MaxLen, Compute: cfg.Model.Compute})
+	m, err := model.Open(sc.Path, be, model.Options{Adapter: sc.Adapter, MaxLen: cfg.Model.MaxLen, Compute: cfg.Model.Compute, Pack: cfg.Data.Packing})
 	if err != nil {
 		return fmt.Errorf("key \"reward.student.path\": %w", err)
 	}
