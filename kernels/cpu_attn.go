@@ -30,6 +30,7 @@ type attnGeom struct {
 	qoff, ldq, loff, ldl int
 	nr, pos0, posStep    int
 	koff, kl             int
+	b, kvh               int // batch row and KV head (paged caches: the page table)
 }
 
 // keys returns how many keys row r sees.
@@ -48,14 +49,14 @@ func attnTiles(p AttnParams, b, kvh int, fn func(g attnGeom)) {
 	if p.Tq == 1 {
 		h0 := kvh * grp
 		fn(attnGeom{qoff: (b*p.Hq + h0) * p.D, ldq: p.D, loff: b*p.Hq + h0, ldl: 1,
-			nr: grp, pos0: qp, koff: koff, kl: kl})
+			nr: grp, pos0: qp, koff: koff, kl: kl, b: b, kvh: kvh})
 		return
 	}
 	for h := kvh * grp; h < (kvh+1)*grp; h++ {
 		for i0 := 0; i0 < p.Tq; i0 += attnTile {
 			fn(attnGeom{qoff: ((b*p.Tq+i0)*p.Hq + h) * p.D, ldq: p.Hq * p.D,
 				loff: (b*p.Tq+i0)*p.Hq + h, ldl: p.Hq,
-				nr: min(attnTile, p.Tq-i0), pos0: qp + i0, posStep: 1, koff: koff, kl: kl})
+				nr: min(attnTile, p.Tq-i0), pos0: qp + i0, posStep: 1, koff: koff, kl: kl, b: b, kvh: kvh})
 		}
 	}
 }
@@ -104,9 +105,16 @@ func (c *cpuBackend) attnFwdTile(g *attnGeom, a *attnBufs, p AttnParams, scale f
 		}
 		return
 	}
+	kk, vv, koff := a.k, a.v, g.koff
+	if p.Pages != nil {
+		kp, vp := attnGather(a, p, g, Lm)
+		defer putScratch(kp)
+		defer putScratch(vp)
+		kk, vv, koff, ldk = *kp, *vp, 0, D
+	}
 	sp := getScratch(g.nr * Lm)
 	S := *sp
-	c.sgemm(blas.NoTrans, blas.Trans, g.nr, Lm, D, scale, a.q[g.qoff:], g.ldq, a.k[g.koff:], ldk, 0, S, Lm)
+	c.sgemm(blas.NoTrans, blas.Trans, g.nr, Lm, D, scale, a.q[g.qoff:], g.ldq, kk[koff:], ldk, 0, S, Lm)
 	for r := 0; r < g.nr; r++ {
 		row, L := S[r*Lm:(r+1)*Lm], g.keys(r)
 		if L == 0 {
@@ -136,9 +144,30 @@ func (c *cpuBackend) attnFwdTile(g *attnGeom, a *attnBufs, p AttnParams, scale f
 		if k0 > 0 {
 			beta = 1
 		}
-		c.sgemm(blas.NoTrans, blas.NoTrans, g.nr, D, min(attnKeyBlock, Lm-k0), 1, S[k0:], Lm, a.v[g.koff+k0*ldk:], ldk, beta, a.out[g.qoff:], g.ldq)
+		c.sgemm(blas.NoTrans, blas.NoTrans, g.nr, D, min(attnKeyBlock, Lm-k0), 1, S[k0:], Lm, vv[koff+k0*ldk:], ldk, beta, a.out[g.qoff:], g.ldq)
 	}
 	putScratch(sp)
+}
+
+// attnGather copies the first L keys and values of tile g's batch row and
+// KV head out of a paged cache into two scratch slices [L, D] (the tile
+// then runs the same products as over a contiguous cache, so a paged and
+// a contiguous decode give the same bits): L·D floats each, beside the
+// tile's 4·nr·L·D flops.
+func attnGather(a *attnBufs, p AttnParams, g *attnGeom, L int) (kp, vp *[]float32) {
+	D, ld := p.D, p.Hkv*p.D
+	kp, vp = getScratch(L*D), getScratch(L*D)
+	K, V := *kp, *vp
+	for j0 := 0; j0 < L; j0 += p.Tmax {
+		pg := int(p.Pages[g.b*p.MaxPages+j0/p.Tmax])
+		base := (pg*p.Tmax*p.Hkv + g.kvh) * D
+		for j := j0; j < min(L, j0+p.Tmax); j++ {
+			src := base + (j-j0)*ld
+			copy(K[j*D:(j+1)*D], a.k[src:src+D])
+			copy(V[j*D:(j+1)*D], a.v[src:src+D])
+		}
+	}
+	return kp, vp
 }
 
 // attnKeyBlock is the number of keys one P·V product sums: at most the
@@ -152,6 +181,7 @@ const attnKeyBlock = 256
 func (c *cpuBackend) AttentionBackward(dq, dk, dv, dout, q, k, v, out, lse Buffer, p AttnParams) {
 	ck := c.check("AttentionBackward")
 	ck.Attn(p)
+	ck.NoPages(p)
 	nq, nkv := p.B*p.Tq*p.Hq*p.D, p.S*p.Tmax*p.Hkv*p.D
 	var a attnBufs
 	a.dq = ck.f32("dq", dq, nq)

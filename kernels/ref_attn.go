@@ -21,6 +21,16 @@ func attnRow(p AttnParams, b int) (slot, qpos, klen int) {
 	return
 }
 
+// attnKey is the cache row (of S·Tmax) that holds key j of batch row b,
+// whose slot is s: row j of slot s, or with Pages row j%Tmax of page
+// Pages[b*MaxPages+j/Tmax].
+func attnKey(p AttnParams, s, b, j int) int {
+	if p.Pages != nil {
+		return int(p.Pages[b*p.MaxPages+j/p.Tmax])*p.Tmax + j%p.Tmax
+	}
+	return s*p.Tmax + j
+}
+
 // attnScale is p.Scale, or 1/sqrt(D) when it is 0.
 func attnScale(p AttnParams) float64 {
 	if p.Scale != 0 {
@@ -30,11 +40,12 @@ func attnScale(p AttnParams) float64 {
 }
 
 // RefAttention is the reference for Backend.Attention. With (s, qp, kl) =
-// (Slot[b] or b, QPos[b] or 0, KLen[b] or qp+Tq) and g = Hq/Hkv:
+// (Slot[b] or b, QPos[b] or 0, KLen[b] or qp+Tq), g = Hq/Hkv and
+// r(j) = attnKey(p, s, b, j) (s*Tmax+j, or the row of key j's page):
 //
 //	for b, i, h := range B×Tq×Hq {
 //		Q := q[((b*Tq+i)*Hq+h)*D:][:D];  O := out[((b*Tq+i)*Hq+h)*D:][:D]
-//		K(j) := k[((s*Tmax+j)*Hkv+h/g)*D:][:D];  V(j) likewise
+//		K(j) := k[(r(j)*Hkv+h/g)*D:][:D];  V(j) likewise
 //		L := min(qp+i+1, kl)              // keys j < L are visible
 //		if L <= 0 { O = 0; lse[(b*Tq+i)*Hq+h] = -Inf; continue }
 //		sc(j) := scale * Σ_d Q[d]*K(j)[d]
@@ -46,7 +57,7 @@ func RefAttention(out, lse, q, k, v []float64, p AttnParams) {
 	B, Tq, Hq, Hkv, D, Tmax := p.B, p.Tq, p.Hq, p.Hkv, p.D, p.Tmax
 	g := Hq / Hkv
 	scale := attnScale(p)
-	sc := make([]float64, Tmax)
+	sc := make([]float64, Tmax*max(1, p.MaxPages))
 	for b := 0; b < B; b++ {
 		s, qp, kl := attnRow(p, b)
 		for i := 0; i < Tq; i++ {
@@ -62,7 +73,7 @@ func RefAttention(out, lse, q, k, v []float64, p AttnParams) {
 				}
 				m := math.Inf(-1)
 				for j := 0; j < L; j++ {
-					K := k[((s*Tmax+j)*Hkv+kvh)*D:][:D]
+					K := k[(attnKey(p, s, b, j)*Hkv+kvh)*D:][:D]
 					dot := 0.0
 					for d := 0; d < D; d++ {
 						dot += Q[d] * K[d]
@@ -79,7 +90,7 @@ func RefAttention(out, lse, q, k, v []float64, p AttnParams) {
 				clear(O)
 				for j := 0; j < L; j++ {
 					pj := math.Exp(sc[j] - l)
-					V := v[((s*Tmax+j)*Hkv+kvh)*D:][:D]
+					V := v[(attnKey(p, s, b, j)*Hkv+kvh)*D:][:D]
 					for d := 0; d < D; d++ {
 						O[d] += pj * V[d]
 					}
@@ -129,7 +140,7 @@ func RefAttentionBackward(dq, dk, dv, dout, q, k, v, out, lse []float64, p AttnP
 					dsum += dO[d] * O[d]
 				}
 				for j := 0; j < L; j++ {
-					off := ((s*Tmax+j)*Hkv + kvh) * D
+					off := (attnKey(p, s, b, j)*Hkv + kvh) * D
 					K, V, dK, dV := k[off:][:D], v[off:][:D], dk[off:][:D], dv[off:][:D]
 					dot, dp := 0.0, 0.0
 					for d := 0; d < D; d++ {
@@ -161,6 +172,21 @@ func RefKVWrite(cache, x []float64, slot, pos []int32, B, T, Hkv, D, Tmax int) {
 				for d := 0; d < D; d++ {
 					cache[((int(slot[b])*Tmax+int(pos[b])+t)*Hkv+h)*D+d] = x[((b*T+t)*Hkv+h)*D+d]
 				}
+			}
+		}
+	}
+}
+
+// RefKVScatter is the reference for Backend.KVScatter:
+//
+//	for n, h, d := range N×Hkv×D {
+//		cache[((page[n]*Tmax+off[n])*Hkv+h)*D+d] = x[(n*Hkv+h)*D+d]
+//	}
+func RefKVScatter(cache, x []float64, page, off []int32, N, Hkv, D, Tmax int) {
+	for n := 0; n < N; n++ {
+		for h := 0; h < Hkv; h++ {
+			for d := 0; d < D; d++ {
+				cache[((int(page[n])*Tmax+int(off[n]))*Hkv+h)*D+d] = x[(n*Hkv+h)*D+d]
 			}
 		}
 	}

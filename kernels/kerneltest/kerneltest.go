@@ -43,6 +43,8 @@ func RunAll(t *testing.T, b kernels.Backend) {
 		{"RoPE", testRoPE},
 		{"Attention", testAttention},
 		{"KVWrite", testKVWrite},
+		{"AttentionPaged", testAttentionPaged},
+		{"KVScatter", testKVScatter},
 		{"SwiGLU", testSwiGLU},
 		{"LogProbs", testLogProbs},
 		{"Elementwise", testElementwise},
