@@ -170,7 +170,7 @@ func newRLRun(cfg config.Config, o RLOptions, spec rlSpec) (r *rlRun, err error)
 	s.Model.Dir = cfg.Model.Path
 	P := cfg.Optim.BatchSize * cfg.Optim.GradAccum
 	held := r.team.per * ((P + r.team.shares - 1) / r.team.shares) // the most prompts a rank rolls out
-	if r.eng, err = rollout.New(s.Model, rollout.Options{Batch: max(r.g, min(64, held*r.g)), MaxLen: cfg.Model.MaxLen, Tokenizer: s.Tokenizer}); err != nil {
+	if r.eng, err = rollout.New(s.Model, rollout.Options{Batch: max(r.g, held*r.g), MaxLen: cfg.Model.MaxLen, Tokenizer: s.Tokenizer}); err != nil {
 		return nil, fmt.Errorf("%s: %w", algo, err)
 	}
 	r.params = rollout.Params{G: r.g, Temperature: float32(cfg.Rollout.Temperature), TopP: float32(cfg.Rollout.TopP),
