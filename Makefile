@@ -37,6 +37,7 @@ bench: deps-bench
 	sh bench/sft/sft_bench.sh
 	sh bench/sft/recompute.sh
 	sh bench/rollout/bench.sh
+	sh bench/engine/bench.sh
 	$(GO) test ./trainer/ -run '^$$' -bench GRPOStep -benchtime 2x -timeout 60m
 	sh bench/dist/bench.sh
 	ARGRL_LONG=1 $(GO) test ./model/ -run '^TestLongScaleRSS$$' -v -timeout 30m | grep -E 'scale:|^(ok|FAIL|---)'
