@@ -15,11 +15,16 @@ func TestAttentionPagedBitIdentical(t *testing.T) {
 	be := kernels.NewCPU()
 	r := rand.New(rand.NewPCG(3, 5))
 	const Hq, Hkv, D, P = 4, 2, 16, 16
-	for _, c := range []struct{ Tq, qpos int }{{1, 0}, {1, 15}, {1, 16}, {1, 300}, {5, 0}, {7, 30}, {70, 260}} {
+	for _, c := range []struct{ Tq, qpos int }{{1, 0}, {1, 15}, {1, 16}, {1, 300}, {1, 301}, {5, 0}, {7, 30}, {7, 31}, {70, 260}, {70, 261}} {
 		klen := c.qpos + c.Tq
 		np := (klen + P - 1) / P
 		S := np + 3
 		perm := r.Perm(S)[:np] // the row's pages, scattered over the cache
+		if c.qpos%2 == 0 {
+			for i := range perm { // or consecutive (read in place)
+				perm[i] = 2 + i
+			}
+		}
 		cont := make([]float32, np*P*Hkv*D)
 		pk, pv := make([]float32, S*P*Hkv*D), make([]float32, S*P*Hkv*D)
 		cv := make([]float32, len(cont))

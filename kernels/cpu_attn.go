@@ -106,7 +106,10 @@ func (c *cpuBackend) attnFwdTile(g *attnGeom, a *attnBufs, p AttnParams, scale f
 		return
 	}
 	kk, vv, koff := a.k, a.v, g.koff
-	if p.Pages != nil {
+	if p.Pages != nil && attnRun(p, g.b, Lm) {
+		// The row's pages follow each other: its keys are contiguous rows.
+		koff = (int(p.Pages[g.b*p.MaxPages])*p.Tmax*p.Hkv + g.kvh) * D
+	} else if p.Pages != nil {
 		kp, vp := attnGather(a, p, g, Lm)
 		defer putScratch(kp)
 		defer putScratch(vp)
@@ -147,6 +150,18 @@ func (c *cpuBackend) attnFwdTile(g *attnGeom, a *attnBufs, p AttnParams, scale f
 		c.sgemm(blas.NoTrans, blas.NoTrans, g.nr, D, min(attnKeyBlock, Lm-k0), 1, S[k0:], Lm, vv[koff+k0*ldk:], ldk, beta, a.out[g.qoff:], g.ldq)
 	}
 	putScratch(sp)
+}
+
+// attnRun reports whether the pages holding row b's first L keys are
+// consecutive pages of the cache.
+func attnRun(p AttnParams, b, L int) bool {
+	pg := p.Pages[b*p.MaxPages : b*p.MaxPages+(L+p.Tmax-1)/p.Tmax]
+	for i := 1; i < len(pg); i++ {
+		if pg[i] != pg[i-1]+1 {
+			return false
+		}
+	}
+	return true
 }
 
 // attnGather copies the first L keys and values of tile g's batch row and
