@@ -3,7 +3,7 @@ GO      ?= go
 BIN     ?= bin
 export CGO_ENABLED ?= 1
 
-.PHONY: build test test-long bench deps-bench demo reproduce demo-base cuda cuda-check train-cuda gpu-check gpu-check-dry-run gpu-check-build fixtures fuzz vet clean
+.PHONY: build test lint test-long bench deps-bench demo reproduce demo-base cuda cuda-check train-cuda gpu-check gpu-check-dry-run gpu-check-build fixtures fuzz vet clean
 .PHONY: build-mpi train-cuda-mpi test-mpi nccl-vet nccl-check
 
 build:
@@ -12,9 +12,22 @@ build:
 vet:
 	$(GO) vet ./...
 
-# The README's test command: vet + every unit test, no GPU, no Python.
-test: vet
+# The README's test command: vet, the linter + every unit test, no GPU,
+# no Python.
+test: vet lint
 	$(GO) test ./...
+
+# errcheck (pinned; installed from the Go module proxy into .cache/tools
+# on first use): no error is dropped in trainer/, discarded with _ included
+# (-blank); .errcheck-excludes lists the log writes it does not count.
+ERRCHECK_VERSION ?= v1.30.0
+ERRCHECK := $(CURDIR)/.cache/tools/errcheck-$(ERRCHECK_VERSION)/errcheck
+
+lint: $(ERRCHECK)
+	$(ERRCHECK) -blank -ignoretests -exclude .errcheck-excludes ./trainer/...
+
+$(ERRCHECK):
+	GOBIN=$(dir $(ERRCHECK)) $(GO) install github.com/kisielk/errcheck@$(ERRCHECK_VERSION)
 
 # Long tests: GRPO/PPO learn a synthetic task, multi-turn GRPO learns the
 # synthetic dialogues from the demo's base model; a random 7B-shaped bf16

@@ -26,6 +26,8 @@ type evalFlags struct {
 	predictions, bench                    string
 	sets                                  []string
 	gen                                   genFlags // model-driven evaluation (generate.go)
+	metric                                string   // "ace": also R2IF's ACE (ace.go)
+	student                               studentFlags
 
 	run    *config.Config // the loaded --config (nil without one)
 	reward reward.Config  // the scorer's settings: the config's reward.*, then the flags
@@ -74,6 +76,8 @@ as JSON.`,
 	fl.StringArrayVar(&f.sets, "set", nil, "override one config key (with --config)")
 	fl.StringVar(&f.model, "model", "", "model directory (model-driven evaluation)")
 	fl.StringVar(&f.adapter, "adapter", "", "LoRA adapter directory (model-driven evaluation)")
+	fl.StringVar(&f.metric, "metric", "", "ace: also report R2IF's average CoT effectiveness with its standard error (format reason_tool; needs --student)")
+	addStudentModelFlags(c, &f.student)
 	addScoreFlags(c, &f.score)
 	addGenFlags(c, &f.gen, 0, "model-driven evaluation: most new tokens per response (0: the config's rollout.max_new_tokens, else 512)")
 	return c
@@ -121,6 +125,11 @@ func runEval(cmd *cobra.Command, f *evalFlags) error {
 	if err != nil {
 		return fmt.Errorf("eval: %w", err)
 	}
+	ace, err := openACE(f)
+	if err != nil {
+		return fmt.Errorf("eval: %w", err)
+	}
+	defer ace.close()
 	var agg reward.Aggregate
 	err = responses(cmd, f, recs, func(i int, text string) error {
 		o, err := s.Score(cmd.Context(), &recs[i], text)
@@ -128,15 +137,23 @@ func runEval(cmd *cobra.Command, f *evalFlags) error {
 			return err
 		}
 		agg.Add(o)
-		return nil
+		return ace.add(cmd.Context(), &recs[i], text)
 	})
 	if err != nil {
 		return fmt.Errorf("eval: %w", err)
 	}
 	rep := agg.Report()
 	fmt.Fprint(cmd.OutOrStdout(), rep.Table())
+	var out any = rep
+	if ace != nil {
+		a := ace.report(cmd.OutOrStdout())
+		out = struct {
+			reward.Report
+			ACE reward.ACEReport `json:"ace"`
+		}{rep, a}
+	}
 	if f.out != "" {
-		if err := writeReport(f.out, rep); err != nil {
+		if err := writeReport(f.out, out); err != nil {
 			return fmt.Errorf("eval: %w", err)
 		}
 	}

@@ -182,7 +182,7 @@ func (c *Checkpointer) repair() error {
 
 // Save writes s as step-NNNNNN (NNNNNN = s.State.Step) by the protocol in
 // the file header and returns the checkpoint's directory.
-func (c *Checkpointer) Save(s Snapshot) (string, error) {
+func (c *Checkpointer) Save(s Snapshot) (_ string, err error) {
 	name := StepName(s.State.Step)
 	tmp, err := atomicfile.MkdirTemp(c.dir, ".tmp-"+name+"-*")
 	if err != nil {
@@ -191,7 +191,9 @@ func (c *Checkpointer) Save(s Snapshot) (string, error) {
 	ok := false
 	defer func() {
 		if !ok {
-			os.RemoveAll(tmp)
+			if rerr := os.RemoveAll(tmp); rerr != nil {
+				err = errors.Join(err, fmt.Errorf("checkpoint %s: removing %s: %w", name, tmp, rerr))
+			}
 		}
 	}()
 	if s.Model != nil {
@@ -411,7 +413,11 @@ func (c *Checkpointer) Resume(from string, fallback bool, warn io.Writer) (*Chec
 		}
 	}
 	if name == "" {
-		if names, _ := c.List(); len(names) == 0 || !fallback {
+		names, err := c.List()
+		if err != nil {
+			return nil, fmt.Errorf("resume: %w", err)
+		}
+		if len(names) == 0 || !fallback {
 			return nil, fmt.Errorf("resume: %s has no complete checkpoint (no %s file); start without --resume", c.dir, LatestFile)
 		}
 	} else {
