@@ -80,44 +80,48 @@ demo-base:
 # the emulated kernel tests; a tagged binary needs one to start.
 CUDA_TAGS ?= argrl_cuda
 
-# Regenerate the PTX (nvcc sm_80, JIT-compiled by the driver on newer GPUs),
-# validate it with ptxas, vet and build with the GPU backend.
+# Regenerate the PTX (nvcc, sm_80 and sm_90, both embedded; the driver
+# JIT-compiles the newest one the GPU supports), print ptxas's report of
+# every kernel (registers, shared memory, spills, launch bounds; a spill,
+# missing bounds or registers x threads > 65,536 fail), vet and build with
+# the GPU backend.
 cuda:
 	kernels/cuda/gen.sh
 	$(GO) vet -tags $(CUDA_TAGS) ./...
 	$(GO) build -tags $(CUDA_TAGS) ./...
 
-# CI: the committed PTX must equal a fresh build of the sources; the GPU
-# build vets, builds and links against no CUDA library (it resolves the
-# driver and cuBLAS at run time: CUDA 11.x-13.x drivers), and starts
-# (kernels/cuda/link-check.sh prints what it resolved).
+# CI: the committed PTX must equal a fresh build of the sources, and every
+# kernel pass ptxas's launch checks at sm_80 and sm_90 (gen.sh prints the
+# report); the GPU build vets, builds and links against no CUDA library
+# (it finds the driver and cuBLAS at run time, kernels/cuda/cudalib: CUDA
+# 11.x-13.x drivers), and starts (kernels/cuda/link-check.sh prints what it
+# resolved).
 cuda-check: train-cuda
 	kernels/cuda/gen.sh --check
 	$(GO) vet -tags $(CUDA_TAGS) ./...
 	$(GO) build -tags $(CUDA_TAGS) ./...
 	kernels/cuda/link-check.sh $(BIN)/train-cuda
-	$(GO) test -tags $(CUDA_TAGS) -count=1 -run 'TestDriverReport|TestNewWithoutGPU|TestPTX' ./kernels/cuda/
+	$(GO) test -tags $(CUDA_TAGS) -count=1 -run 'TestDriverReport|TestNewWithoutGPU|TestAutoWithoutGPU|TestPTX|TestLaunchBounds|TestPickArch' ./kernels/cuda/
 
 train-cuda:
 	$(GO) build -tags $(CUDA_TAGS) -o $(BIN)/train-cuda ./cmd/train
 
-# One prepared script for a machine with a GPU (10 minutes at most; one
-# summary table). gpu-check-dry-run runs every step on the emulator at tiny
-# shapes (no GPU); gpu-check-build makes the binaries for a GPU machine
-# without Go, and bin/gpu-check.tar.gz of them (then, there: tar xzf it
-# into bin/ and PREBUILT=1 make gpu-check).
+# One prepared script for a machine with a GPU (420 s at most, every step
+# under its own timeout; one summary table, printed last; results in $OUT
+# or runs/gpu-check: gpu-check.json, gpu-check.log, summary.txt; big files
+# in a temporary folder). The NCCL check runs only with 2 GPUs or more.
+# gpu-check-dry-run runs every step on the emulator at tiny shapes (no
+# GPU); gpu-check-build writes gpu-bundle/ (ignored; ≤ 40 MiB): the
+# stripped binaries, the script, the PTX, the tiny configs and data, for
+# a GPU machine without Go (docs/gpu.md gives the device call).
 gpu-check:
 	BIN=$(BIN) kernels/cuda/gpu-check.sh
-	dist/nccl-check.sh
 
 gpu-check-dry-run:
 	BIN=$(BIN) kernels/cuda/gpu-check.sh --dry-run
 
 gpu-check-build:
-	$(GO) build -tags $(CUDA_TAGS) -ldflags='-s -w' -o $(BIN)/gpucheck ./cmd/gpucheck
-	$(GO) build -tags $(CUDA_TAGS) -ldflags='-s -w' -o $(BIN)/train-cuda ./cmd/train
-	$(GO) test -tags $(CUDA_TAGS) -ldflags='-s -w' -c -o $(BIN)/cuda.test ./kernels/cuda
-	tar czf $(BIN)/gpu-check.tar.gz -C $(BIN) gpucheck train-cuda cuda.test
+	GO=$(GO) kernels/cuda/bundle.sh gpu-bundle
 
 # Data parallelism (package dist): the MPI build links OpenMPI through cgo
 # (apt-get install openmpi-bin libopenmpi-dev); the default build stays
@@ -143,7 +147,8 @@ nccl-vet:
 	$(GO) vet -tags $(CUDA_TAGS),$(MPI_TAGS) ./...
 	$(GO) build -tags $(CUDA_TAGS),$(MPI_TAGS) ./cmd/train ./cmd/ncclcheck
 
-# The NCCL check alone (also the last step of gpu-check): 2 ranks on 2 GPUs.
+# The NCCL check alone (also gpu-check's last step, with 2 GPUs or more):
+# 2 ranks on 2 GPUs.
 nccl-check:
 	dist/nccl-check.sh
 

@@ -16,7 +16,7 @@
 // kv_scatter: one thread per element of x; row n goes to (page[n], off[n]).
 //
 //	cache[((page[n]*Tmax+off[n])*Hkv+h)*D+d] = x[(n*Hkv+h)*D+d]
-extern "C" __global__ void kv_scatter(float* cache, const float* x, const int* meta, int N, int HD, int Tmax) {
+extern "C" __global__ void __launch_bounds__(256) kv_scatter(float* cache, const float* x, const int* meta, int N, int HD, int Tmax) {
   GRID_STRIDE(e, (long long)N * HD) {
     long long hd = e % HD;
     int n = (int)(e / HD);
@@ -25,7 +25,7 @@ extern "C" __global__ void kv_scatter(float* cache, const float* x, const int* m
 }
 
 // kv_scatter_bf16: kv_scatter into a bf16 cache (round to nearest even).
-extern "C" __global__ void kv_scatter_bf16(bf16_t* cache, const float* x, const int* meta, int N, int HD, int Tmax) {
+extern "C" __global__ void __launch_bounds__(256) kv_scatter_bf16(bf16_t* cache, const float* x, const int* meta, int N, int HD, int Tmax) {
   GRID_STRIDE(e, (long long)N * HD) {
     long long hd = e % HD;
     int n = (int)(e / HD);
@@ -36,7 +36,7 @@ extern "C" __global__ void kv_scatter_bf16(bf16_t* cache, const float* x, const 
 // kv_gather: one thread per element of dst [B, L, HD]; key j < keys[b] of
 // row b comes from row j%Tmax of page pages[b*maxPages+j/Tmax]; the rest of
 // the row (keys no query sees) is left as it is.
-extern "C" __global__ void kv_gather(float* dst, const float* cache, const int* meta, int B, int L, int HD,
+extern "C" __global__ void __launch_bounds__(256) kv_gather(float* dst, const float* cache, const int* meta, int B, int L, int HD,
                                      int Tmax, int maxPages) {
   GRID_STRIDE(e, (long long)B * L * HD) {
     long long hd = e % HD, bj = e / HD;
@@ -48,7 +48,7 @@ extern "C" __global__ void kv_gather(float* dst, const float* cache, const int* 
 }
 
 // kv_gather_bf16: kv_gather from a bf16 cache (widened exactly).
-extern "C" __global__ void kv_gather_bf16(float* dst, const bf16_t* cache, const int* meta, int B, int L, int HD,
+extern "C" __global__ void __launch_bounds__(256) kv_gather_bf16(float* dst, const bf16_t* cache, const int* meta, int B, int L, int HD,
                                           int Tmax, int maxPages) {
   GRID_STRIDE(e, (long long)B * L * HD) {
     long long hd = e % HD, bj = e / HD;

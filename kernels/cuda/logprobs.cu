@@ -46,7 +46,7 @@ __device__ __forceinline__ SoftmaxAcc sm_warp(SoftmaxAcc a) {
 //
 //	lse[n] = log Σ_v exp(logits[n,v]); lp[n] = logits[n,t] - lse[n] (0 if t < 0)
 //	ent[n] = -Σ_v p log p (when want_ent)
-extern "C" __global__ void logprobs_fwd(float* lp, float* lse, float* ent, const float* logits,
+extern "C" __global__ void __launch_bounds__(1024) logprobs_fwd(float* lp, float* lse, float* ent, const float* logits,
                                         const int* targets, int N, int V, int want_ent) {
   __shared__ float red[3][32];
   const int n = blockIdx.x, lane = threadIdx.x & 31, w = threadIdx.x >> 5, nw = blockDim.x >> 5;
@@ -99,7 +99,7 @@ extern "C" __global__ void logprobs_fwd(float* lp, float* lse, float* ent, const
 // logprobs_bwd: elementwise over N*V.
 //
 //	dlogits[n,v] = dlp[n]*(1[v==t] - exp(logits[n,v]-lse[n])), 0 if t < 0
-extern "C" __global__ void logprobs_bwd(float* dlogits, const float* dlp, const float* logits, const float* lse,
+extern "C" __global__ void __launch_bounds__(256) logprobs_bwd(float* dlogits, const float* dlp, const float* logits, const float* lse,
                                         const int* targets, int N, int V) {
   GRID_STRIDE(i, (long long)N * V) {
     int n = (int)(i / V), v = (int)(i % V), t = targets[n];
