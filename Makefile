@@ -52,6 +52,7 @@ bench: deps-bench
 	sh bench/sft/sft_bench.sh
 	sh bench/sft/recompute.sh
 	sh bench/rollout/bench.sh
+	sh bench/engine/bench.sh
 	sh bench/serve/bench.sh
 	sh bench/pack/bench.sh
 	$(GO) test ./trainer/ -run '^$$' -bench GRPOStep -benchtime 2x -timeout 60m

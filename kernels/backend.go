@@ -122,6 +122,11 @@ func BF16Products(be Backend) bool {
 // h/(Hq/Hkv). Scores are Scale·q·k (Scale 0 means 1/sqrt(D)). A query row that
 // sees no key gets out = 0 and lse = -Inf, and receives no gradient.
 //
+// With Pages set (a paged cache, decoding) "key j" is row j%Tmax of page
+// Pages[b*MaxPages+j/Tmax] instead of row j of slot Slot[b], and KLen may
+// reach MaxPages·Tmax. AttentionBackward refuses Pages (training attends
+// over contiguous keys).
+//
 // Training uses S = B, Tmax = Tq, Slot = nil (identity), QPos = nil (all 0),
 // KLen = per-sequence valid lengths (nil means Tq: no padding; sequences
 // are right-padded), or, for packed rows, KStart (and QPos = nil, KLen
@@ -139,6 +144,12 @@ type AttnParams struct {
 	// end in one row) set it to the start of the query's own sequence, so
 	// attention never crosses a boundary. nil means 0 for every query.
 	KStart []int32
+	// Pages, if non-nil, is [B*MaxPages]: the KV cache is paged. k and v are
+	// then [S, Tmax, Hkv, D] with S pages of Tmax tokens each; key j of batch
+	// row b is row j%Tmax of page Pages[b*MaxPages+j/Tmax]. Slot must be nil,
+	// and so must KStart.
+	Pages    []int32
+	MaxPages int
 }
 
 // AdamWParams are the hyper-parameters of one decoupled-weight-decay Adam
@@ -219,6 +230,11 @@ type Backend interface {
 	// KVWrite copies x [B,T,Hkv,D] into cache [S,Tmax,Hkv,D] at slot Slot[b],
 	// positions pos[b]..pos[b]+T-1.
 	KVWrite(cache, x Buffer, slot, pos []int32, B, T, Hkv, D, Tmax int)
+	// KVScatter copies row n of x [N,Hkv,D] into the paged cache
+	// [S,Tmax,Hkv,D] at page page[n], row off[n] (S = cache length /
+	// (Tmax·Hkv·D)): the write of a paged decode step, each new token to
+	// its sequence's page.
+	KVScatter(cache, x Buffer, page, off []int32, N, Hkv, D, Tmax int)
 
 	// SwiGLU: out = silu(gate)·up, silu(x) = x/(1+e^−x); all [n].
 	SwiGLU(out, gate, up Buffer, n int)

@@ -186,6 +186,13 @@ func (k *ArgCheck) Attn(p AttnParams) {
 			}
 		}
 	}
+	if p.Pages != nil {
+		if p.KStart != nil && !k.Bad {
+			k.Failf("KStart (packed training rows) and Pages (a paged decoding cache) cannot be used together")
+		}
+		k.attnPages(p)
+		return
+	}
 	for b := 0; b < p.B && !k.Bad; b++ {
 		s, qp, kl := p.Row(b)
 		if s < 0 || s >= p.S {
@@ -194,6 +201,58 @@ func (k *ArgCheck) Attn(p AttnParams) {
 			k.Failf("row %d: QPos %d, KLen %d outside cache length Tmax = %d", b, qp, kl, p.Tmax)
 		}
 	}
+}
+
+// attnPages checks a paged p: no Slot, MaxPages ≥ 1, Pages at least
+// B·MaxPages long, every row's keys within its MaxPages pages, and the
+// pages that hold a key some query of the row sees inside [0, S).
+func (k *ArgCheck) attnPages(p AttnParams) {
+	if p.Slot != nil {
+		k.Failf("Slot and Pages are both set (a paged cache has no slots)")
+		return
+	}
+	if p.MaxPages <= 0 {
+		k.Failf("Pages set with MaxPages = %d", p.MaxPages)
+		return
+	}
+	k.Side("Pages", len(p.Pages), p.B*p.MaxPages)
+	for b := 0; b < p.B && !k.Bad; b++ {
+		_, qp, kl := p.Row(b)
+		if qp < 0 || kl < 0 || kl > p.MaxPages*p.Tmax {
+			k.Failf("row %d: QPos %d, KLen %d outside MaxPages·Tmax = %d·%d", b, qp, kl, p.MaxPages, p.Tmax)
+			return
+		}
+		seen := min(kl, qp+p.Tq) // keys some query of the row sees
+		if p.Tmax == 0 {
+			continue
+		}
+		for i := 0; i < (seen+p.Tmax-1)/p.Tmax; i++ {
+			if pg := p.Pages[b*p.MaxPages+i]; pg < 0 || int(pg) >= p.S {
+				k.Failf("row %d: Pages[%d] = %d outside the cache's %d pages", b, b*p.MaxPages+i, pg, p.S)
+				return
+			}
+		}
+	}
+}
+
+// NoPages fails when p is paged (AttentionBackward: training attends
+// over contiguous keys).
+func (k *ArgCheck) NoPages(p AttnParams) {
+	if !k.Bad && p.Pages != nil {
+		k.Failf("a paged cache (Pages) has no backward: training attends over contiguous keys")
+	}
+}
+
+// KVPages fails unless every row n writes row off[n] of page page[n]
+// inside a cache of S pages × Tmax rows (KVScatter).
+func (k *ArgCheck) KVPages(page, off []int32, S, Tmax int) bool {
+	for n := range page {
+		if page[n] < 0 || int(page[n]) >= S || off[n] < 0 || int(off[n]) >= Tmax {
+			k.Failf("row %d: page %d, offset %d outside a cache of %d pages × %d rows", n, page[n], off[n], S, Tmax)
+			return false
+		}
+	}
+	return !k.Bad
 }
 
 // Row resolves batch row b's optional inputs: the cache slot (Slot[b], or

@@ -33,9 +33,10 @@ import (
 // parallelizes itself over GOMAXPROCS goroutines when it is large enough.
 type cpuBackend struct {
 	cpuBLAS
-	mu  sync.Mutex
-	err error
-	par int // worker goroutines per op
+	mu     sync.Mutex
+	err    error
+	par    int        // worker goroutines per op
+	packMu sync.Mutex // creates the packs of a store (cpu_prepack.go)
 }
 
 // cpuBLAS is the matmul of a CPU backend.

@@ -32,6 +32,7 @@ type attnGeom struct {
 	qoff, ldq, loff, ldl int
 	nr, pos0, posStep    int
 	koff, kl             int
+	b, kvh               int // batch row and KV head (paged caches: the page table)
 }
 
 // keys returns how many keys row r sees.
@@ -51,7 +52,7 @@ func attnTiles(p AttnParams, b, kvh int, fn func(g attnGeom)) {
 	if p.Tq == 1 {
 		h0, ks := kvh*grp, attnKStart(p, b, 0)
 		fn(attnGeom{qoff: (b*p.Hq + h0) * p.D, ldq: p.D, loff: b*p.Hq + h0, ldl: 1,
-			nr: grp, pos0: qp - ks, koff: koff + ks*ldk, kl: kl - ks})
+			nr: grp, pos0: qp - ks, koff: koff + ks*ldk, kl: kl - ks, b: b, kvh: kvh})
 		return
 	}
 	for h := kvh * grp; h < (kvh+1)*grp; h++ {
@@ -67,7 +68,7 @@ func attnTiles(p AttnParams, b, kvh int, fn func(g attnGeom)) {
 			}
 			fn(attnGeom{qoff: ((b*p.Tq+i0)*p.Hq + h) * p.D, ldq: p.Hq * p.D,
 				loff: (b*p.Tq+i0)*p.Hq + h, ldl: p.Hq,
-				nr: n, pos0: qp + i0 - ks, posStep: 1, koff: koff + ks*ldk, kl: kl - ks})
+				nr: n, pos0: qp + i0 - ks, posStep: 1, koff: koff + ks*ldk, kl: kl - ks, b: b, kvh: kvh})
 			i0 += n
 		}
 	}
@@ -117,9 +118,19 @@ func (c *cpuBackend) attnFwdTile(g *attnGeom, a *attnBufs, p AttnParams, scale f
 		}
 		return
 	}
+	kk, vv, koff := a.k, a.v, g.koff
+	if p.Pages != nil && attnRun(p, g.b, Lm) {
+		// The row's pages follow each other: its keys are contiguous rows.
+		koff = (int(p.Pages[g.b*p.MaxPages])*p.Tmax*p.Hkv + g.kvh) * D
+	} else if p.Pages != nil {
+		kp, vp := attnGather(a, p, g, Lm)
+		defer putScratch(kp)
+		defer putScratch(vp)
+		kk, vv, koff, ldk = *kp, *vp, 0, D
+	}
 	sp := getScratch(g.nr * Lm)
 	S := *sp
-	c.sgemm(blas.NoTrans, blas.Trans, g.nr, Lm, D, scale, a.q[g.qoff:], g.ldq, a.k[g.koff:], ldk, 0, S, Lm)
+	c.sgemm(blas.NoTrans, blas.Trans, g.nr, Lm, D, scale, a.q[g.qoff:], g.ldq, kk[koff:], ldk, 0, S, Lm)
 	for r := 0; r < g.nr; r++ {
 		row, L := S[r*Lm:(r+1)*Lm], g.keys(r)
 		if L == 0 {
@@ -149,9 +160,42 @@ func (c *cpuBackend) attnFwdTile(g *attnGeom, a *attnBufs, p AttnParams, scale f
 		if k0 > 0 {
 			beta = 1
 		}
-		c.sgemm(blas.NoTrans, blas.NoTrans, g.nr, D, min(attnKeyBlock, Lm-k0), 1, S[k0:], Lm, a.v[g.koff+k0*ldk:], ldk, beta, a.out[g.qoff:], g.ldq)
+		c.sgemm(blas.NoTrans, blas.NoTrans, g.nr, D, min(attnKeyBlock, Lm-k0), 1, S[k0:], Lm, vv[koff+k0*ldk:], ldk, beta, a.out[g.qoff:], g.ldq)
 	}
 	putScratch(sp)
+}
+
+// attnRun reports whether the pages holding row b's first L keys are
+// consecutive pages of the cache.
+func attnRun(p AttnParams, b, L int) bool {
+	pg := p.Pages[b*p.MaxPages : b*p.MaxPages+(L+p.Tmax-1)/p.Tmax]
+	for i := 1; i < len(pg); i++ {
+		if pg[i] != pg[i-1]+1 {
+			return false
+		}
+	}
+	return true
+}
+
+// attnGather copies the first L keys and values of tile g's batch row and
+// KV head out of a paged cache into two scratch slices [L, D] (the tile
+// then runs the same products as over a contiguous cache, so a paged and
+// a contiguous decode give the same bits): L·D floats each, beside the
+// tile's 4·nr·L·D flops.
+func attnGather(a *attnBufs, p AttnParams, g *attnGeom, L int) (kp, vp *[]float32) {
+	D, ld := p.D, p.Hkv*p.D
+	kp, vp = getScratch(L*D), getScratch(L*D)
+	K, V := *kp, *vp
+	for j0 := 0; j0 < L; j0 += p.Tmax {
+		pg := int(p.Pages[g.b*p.MaxPages+j0/p.Tmax])
+		base := (pg*p.Tmax*p.Hkv + g.kvh) * D
+		for j := j0; j < min(L, j0+p.Tmax); j++ {
+			src := base + (j-j0)*ld
+			copy(K[j*D:(j+1)*D], a.k[src:src+D])
+			copy(V[j*D:(j+1)*D], a.v[src:src+D])
+		}
+	}
+	return kp, vp
 }
 
 // attnKeyBlock is the number of keys one P·V product sums: at most the
@@ -165,6 +209,7 @@ const attnKeyBlock = 256
 func (c *cpuBackend) AttentionBackward(dq, dk, dv, dout, q, k, v, out, lse Buffer, p AttnParams) {
 	ck := c.check("AttentionBackward")
 	ck.Attn(p)
+	ck.NoPages(p)
 	nq, nkv := p.B*p.Tq*p.Hq*p.D, p.S*p.Tmax*p.Hkv*p.D
 	var a attnBufs
 	a.dq = ck.f32("dq", dq, nq)

@@ -57,9 +57,13 @@ func (c *cpuBackend) MatMul(cb, ab, bb Buffer, p MatMulParams) {
 		c.matMulWidened(p, A, bm.at(B.off, nB), C, tA, lda, tB)
 		return
 	}
+	if dot && bm.bf16 && p.TransB && (p.Batch == 1 || p.StrideB == 0) {
+		bm.packed = c.packedB(B.st, B.off, N, K, M) // a frozen weight's panels, packed once
+	}
 	narrow := c.narrow(dot, bm.bf16, M, N)
 	item := func(bt int) {
 		a, b, cc := A[bt*p.StrideA:][:M*K], bm.at(B.off+bt*p.StrideB, K*N), C[bt*p.StrideC:][:M*N]
+		b.packed = bm.packed // one weight for every item (Batch 1 or StrideB 0)
 		if narrow {
 			c.gemmT(dot, tA, tB, M, N, K, p.Alpha, a, lda, b.f, ldb, p.Beta, cc)
 			return
@@ -131,6 +135,10 @@ type bmat struct {
 	f    []float32
 	h    []uint16
 	bf16 bool
+	// packed, if set, is op(B) packed for the dot GEMM (cpu_prepack.go),
+	// read from column col on; f and h are then unused.
+	packed *sgemm.PackedDot
+	col    int
 }
 
 // at is the n elements of m from off.
@@ -153,6 +161,8 @@ func (m bmat) from(off int) bmat {
 // of the bf16 dot GEMM when dot.
 func (c *cpuBackend) sgemm1(dot bool, tA, tB blas.Transpose, M, N, K int, alpha float32, a []float32, lda int, b bmat, ldb int, beta float32, cc []float32, ldc int) {
 	switch {
+	case dot && b.packed != nil:
+		sgemm.GemmDotPacked(c.dot, tA != blas.NoTrans, M, N, K, alpha, a, lda, b.packed, b.col, beta, cc, ldc)
 	case dot && b.bf16:
 		sgemm.GemmDotBF16(c.dot, tA != blas.NoTrans, tB != blas.NoTrans, M, N, K, alpha, a, lda, b.h, ldb, beta, cc, ldc)
 	case dot:
@@ -204,7 +214,13 @@ func (c *cpuBackend) gemm(dot bool, tA, tB blas.Transpose, M, N, K int, alpha fl
 			if tB == blas.Trans {
 				boff = n0 * ldb // rows of the stored N×K B
 			}
-			c.sgemm1(dot, tA, tB, M, nb, K, alpha, a, lda, b.from(boff), ldb, beta, cc[n0:], ldc)
+			bb := b
+			if b.packed != nil {
+				bb.col += n0
+			} else {
+				bb = b.from(boff)
+			}
+			c.sgemm1(dot, tA, tB, M, nb, K, alpha, a, lda, bb, ldb, beta, cc[n0:], ldc)
 		}
 	})
 }

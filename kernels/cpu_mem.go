@@ -16,6 +16,9 @@ type cpuStore struct {
 	h     []uint16  // BF16
 	freed bool
 	ro    bool // mapped: the caller's memory, never written
+	// packs are the dot GEMM's packed copies of parts of a read-only BF16
+	// store (cpu_prepack.go), dropped with it.
+	packs *packCache
 }
 
 // cpuBuf is an Alloc'd or mapped buffer, or a view [off, off+n) of one.
@@ -96,7 +99,7 @@ func (c *cpuBackend) Free(b Buffer) {
 		return
 	}
 	cb.st.freed = true
-	cb.st.f, cb.st.h = nil, nil
+	cb.st.f, cb.st.h, cb.st.packs = nil, nil, nil
 }
 
 func (c *cpuBackend) View(b Buffer, off, n int) Buffer {

@@ -217,6 +217,34 @@ func (c *cpuBackend) KVWrite(cache, x Buffer, slot, pos []int32, B, T, Hkv, D, T
 	}
 }
 
+// KVScatter copies x [N,Hkv,D] row n into the paged cache [S,Tmax,Hkv,D]
+// at (page[n], off[n]).
+func (c *cpuBackend) KVScatter(cache, x Buffer, page, off []int32, N, Hkv, D, Tmax int) {
+	k := c.check("KVScatter")
+	k.Dims("N,Hkv,D,Tmax", N, Hkv, D, Tmax)
+	k.Side("page", len(page), N)
+	k.Side("off", len(off), N)
+	xs := k.in("x", x, N*Hkv*D)
+	cb := k.buf("cache", cache, 0, Write)
+	if k.Skip(N, Hkv, D) {
+		return
+	}
+	row := Tmax * Hkv * D
+	S := 0
+	if row > 0 {
+		S = cb.n / row
+	}
+	if !k.KVPages(page[:N], off[:N], S, Tmax) {
+		return
+	}
+	cs := cb.st.f[cb.off : cb.off+S*row]
+	w := Hkv * D
+	for n := 0; n < N; n++ {
+		dst := (int(page[n])*Tmax + int(off[n])) * w
+		copy(cs[dst:dst+w], xs[n*w:n*w+w])
+	}
+}
+
 // SwiGLU: out = silu(gate)·up.
 func (c *cpuBackend) SwiGLU(out, gate, up Buffer, n int) {
 	k := c.check("SwiGLU")

@@ -30,6 +30,16 @@ func attnKStart(p AttnParams, b, i int) int {
 	return int(p.KStart[b*p.Tq+i])
 }
 
+// attnKey is the cache row (of S·Tmax) that holds key j of batch row b,
+// whose slot is s: row j of slot s, or with Pages row j%Tmax of page
+// Pages[b*MaxPages+j/Tmax].
+func attnKey(p AttnParams, s, b, j int) int {
+	if p.Pages != nil {
+		return int(p.Pages[b*p.MaxPages+j/p.Tmax])*p.Tmax + j%p.Tmax
+	}
+	return s*p.Tmax + j
+}
+
 // attnScale is p.Scale, or 1/sqrt(D) when it is 0.
 func attnScale(p AttnParams) float64 {
 	if p.Scale != 0 {
@@ -39,12 +49,13 @@ func attnScale(p AttnParams) float64 {
 }
 
 // RefAttention is the reference for Backend.Attention. With (s, qp, kl) =
-// (Slot[b] or b, QPos[b] or 0, KLen[b] or qp+Tq), ks = KStart[b*Tq+i] or 0
-// and g = Hq/Hkv:
+// (Slot[b] or b, QPos[b] or 0, KLen[b] or qp+Tq), ks = KStart[b*Tq+i] or 0,
+// g = Hq/Hkv and r(j) = attnKey(p, s, b, j) (s*Tmax+j, or the row of key
+// j's page):
 //
 //	for b, i, h := range B×Tq×Hq {
 //		Q := q[((b*Tq+i)*Hq+h)*D:][:D];  O := out[((b*Tq+i)*Hq+h)*D:][:D]
-//		K(j) := k[((s*Tmax+j)*Hkv+h/g)*D:][:D];  V(j) likewise
+//		K(j) := k[(r(j)*Hkv+h/g)*D:][:D];  V(j) likewise
 //		L := min(qp+i+1, kl)              // keys ks <= j < L are visible
 //		if L <= ks { O = 0; lse[(b*Tq+i)*Hq+h] = -Inf; continue }
 //		sc(j) := scale * Σ_d Q[d]*K(j)[d]
@@ -56,7 +67,7 @@ func RefAttention(out, lse, q, k, v []float64, p AttnParams) {
 	B, Tq, Hq, Hkv, D, Tmax := p.B, p.Tq, p.Hq, p.Hkv, p.D, p.Tmax
 	g := Hq / Hkv
 	scale := attnScale(p)
-	sc := make([]float64, Tmax)
+	sc := make([]float64, Tmax*max(1, p.MaxPages))
 	for b := 0; b < B; b++ {
 		s, qp, kl := attnRow(p, b)
 		for i := 0; i < Tq; i++ {
@@ -72,7 +83,7 @@ func RefAttention(out, lse, q, k, v []float64, p AttnParams) {
 				}
 				m := math.Inf(-1)
 				for j := ks; j < L; j++ {
-					K := k[((s*Tmax+j)*Hkv+kvh)*D:][:D]
+					K := k[(attnKey(p, s, b, j)*Hkv+kvh)*D:][:D]
 					dot := 0.0
 					for d := 0; d < D; d++ {
 						dot += Q[d] * K[d]
@@ -89,7 +100,7 @@ func RefAttention(out, lse, q, k, v []float64, p AttnParams) {
 				clear(O)
 				for j := ks; j < L; j++ {
 					pj := math.Exp(sc[j] - l)
-					V := v[((s*Tmax+j)*Hkv+kvh)*D:][:D]
+					V := v[(attnKey(p, s, b, j)*Hkv+kvh)*D:][:D]
 					for d := 0; d < D; d++ {
 						O[d] += pj * V[d]
 					}
@@ -139,7 +150,7 @@ func RefAttentionBackward(dq, dk, dv, dout, q, k, v, out, lse []float64, p AttnP
 					dsum += dO[d] * O[d]
 				}
 				for j := ks; j < L; j++ {
-					off := ((s*Tmax+j)*Hkv + kvh) * D
+					off := (attnKey(p, s, b, j)*Hkv + kvh) * D
 					K, V, dK, dV := k[off:][:D], v[off:][:D], dk[off:][:D], dv[off:][:D]
 					dot, dp := 0.0, 0.0
 					for d := 0; d < D; d++ {
@@ -171,6 +182,21 @@ func RefKVWrite(cache, x []float64, slot, pos []int32, B, T, Hkv, D, Tmax int) {
 				for d := 0; d < D; d++ {
 					cache[((int(slot[b])*Tmax+int(pos[b])+t)*Hkv+h)*D+d] = x[((b*T+t)*Hkv+h)*D+d]
 				}
+			}
+		}
+	}
+}
+
+// RefKVScatter is the reference for Backend.KVScatter:
+//
+//	for n, h, d := range N×Hkv×D {
+//		cache[((page[n]*Tmax+off[n])*Hkv+h)*D+d] = x[(n*Hkv+h)*D+d]
+//	}
+func RefKVScatter(cache, x []float64, page, off []int32, N, Hkv, D, Tmax int) {
+	for n := 0; n < N; n++ {
+		for h := 0; h < Hkv; h++ {
+			for d := 0; d < D; d++ {
+				cache[((int(page[n])*Tmax+int(off[n]))*Hkv+h)*D+d] = x[(n*Hkv+h)*D+d]
 			}
 		}
 	}

@@ -3,19 +3,23 @@ package model
 // The graph-free KV-cache path for rollouts: the architecture's forward
 // pass (ops.go) run over eagerOps, each op a Backend call at once, on the
 // same weight buffers and the same kernels as the training graph, so its
-// log-probs equal the training forward's up to float32 summation order.
+// log-probs equal the training forward's up to float32 summation order
+// (on the CPU, exactly: see docs/design.md, "ρ ≡ 1").
 //
-//	cache k, v   [L] × [S, Tmax, Hkv, D]   S slots of Tmax positions, allocated once
+//	cache k, v   [L] × [P, PageSize, Hkv, D]   P pages, allocated once
+//	             (kvpages.go: a page table per sequence, shared pages)
 //	scratch      two arenas of activation rows (layer l uses arena l mod 2,
 //	             so a layer's input survives while its outputs are written),
-//	             rows = max(MaxBatch, prefill chunk)
-//	logits       [MaxBatch, V]
+//	             tokens = the most one pass takes
+//	logits       [MaxRows, V]
 //
-// Prefill appends a prompt to one slot in one pass (chunks of rows tokens);
-// Fork copies a slot's cached prefix into other slots (G samples share one
-// prefill); Decode appends one token to each of B slots (a ragged batch:
-// each slot at its own position) and returns their next-token logits.
-// LoRA is applied unmerged, (x·Wᵀ) + (α/r)·(x·Aᵀ)·Bᵀ, following
+// A sequence is a handle in [0, S) ("slot"). Step appends tokens to
+// several sequences in one pass (a mixed batch: decode rows of one token
+// and prefill chunks side by side, each token its own attention row over
+// its sequence's pages) and returns the logits after each sequence's last
+// new token; Prefill and Decode are its two plain cases. Fork gives other
+// sequences a sequence's pages by reference (G samples share one
+// prefill). LoRA is applied unmerged, (x·Wᵀ) + (α/r)·(x·Aᵀ)·Bᵀ, following
 // SetAdapters; after Merge the merged weights are used instead.
 
 import (
@@ -24,58 +28,96 @@ import (
 	"github.com/argrl/argrl/kernels"
 )
 
-// prefillChunk is the most prompt tokens one prefill pass takes.
+// prefillChunk is the most prompt tokens one Prefill pass takes (at least).
 const prefillChunk = 128
 
 // KVCache is a decoding session over a Model. It reads the model's current
 // weights and adapter state at every call. Not safe for concurrent use.
 type KVCache struct {
-	m                *Model
-	S, Tmax          int
-	maxBatch, rows   int
-	k, v             []kernels.Buffer // [L] [S, Tmax, Hkv, D]
-	lens             []int32          // [S] tokens cached per slot
-	arenas           [2]arena
-	rstd, lse        kernels.Buffer // [rows·Hq]
-	logits           kernels.Buffer // [maxBatch, V]
-	owned            []kernels.Buffer
-	rstdViews        map[int]kernels.Buffer
-	lseViews         map[int]kernels.Buffer
-	logitViews       []kernels.Buffer // [B] → logits [B, V]
-	slot, qpos, klen []int32          // per batch row
-	pos              []int32          // per token row
-	mark             []uint64         // per slot: distinctness check
-	gen              uint64
+	m            *Model
+	S, Tmax      int              // sequences, most tokens per sequence
+	Pages        int              // pages of PageSize tokens
+	maxBatch     int              // most sequences per pass
+	rows, tokens int              // Prefill's chunk; most tokens per pass
+	k, v         []kernels.Buffer // [L] [Pages, PageSize, Hkv, D]
+	pt           pageTable
+	arenas       [2]arena
+	rstd, lse    kernels.Buffer // [tokens·Hq]
+	logits       kernels.Buffer // [maxBatch, V]
+	last         kernels.Buffer // [maxBatch, C] hidden state of each row's last token
+	owned        []kernels.Buffer
+	rstdViews    map[int]kernels.Buffer
+	lseViews     map[int]kernels.Buffer
+	logitViews   []kernels.Buffer // [B] → logits [B, V]
+	// per token row of a pass
+	pos, klen, page, off []int32
+	table                []int32  // [rows·maxPages] each token's page table
+	mark                 []uint64 // per sequence: distinctness check
+	gen                  uint64
+	one                  [1]KVRow
+}
+
+// KVOptions size a paged cache (NewPagedKVCache).
+type KVOptions struct {
+	Seqs      int // sequence handles
+	MaxLen    int // most tokens per sequence (≤ the model's MaxLen)
+	Pages     int // pages of PageSize tokens; 0: Seqs·ceil(MaxLen/PageSize), room for every sequence at full length
+	MaxRows   int // most sequences per Step; 0: Seqs
+	MaxTokens int // most tokens per Step; 0: max(MaxRows, 128)
+}
+
+// KVRow is one sequence's tokens in a Step.
+type KVRow struct {
+	Seq int
+	IDs []int32
 }
 
 // NewKVCache allocates a cache of slots sequences of up to maxLen tokens,
-// decoding at most maxBatch slots per Decode call.
+// with pages for all of them at full length, decoding at most maxBatch
+// sequences per Decode call.
 func (m *Model) NewKVCache(slots, maxLen, maxBatch int) (*KVCache, error) {
-	c := m.Config
 	if slots <= 0 || maxLen <= 0 || maxBatch <= 0 || maxBatch > slots {
 		return nil, fmt.Errorf("model: NewKVCache: want slots > 0, maxLen > 0, 0 < maxBatch ≤ slots; got %d, %d, %d", slots, maxLen, maxBatch)
 	}
-	if maxLen > m.maxLen {
-		return nil, fmt.Errorf("model: NewKVCache: maxLen %d exceeds the model's MaxLen %d", maxLen, m.maxLen)
+	return m.NewPagedKVCache(KVOptions{Seqs: slots, MaxLen: maxLen, MaxRows: maxBatch})
+}
+
+// NewPagedKVCache allocates a paged cache (see KVOptions).
+func (m *Model) NewPagedKVCache(o KVOptions) (*KVCache, error) {
+	c := m.Config
+	if o.Seqs <= 0 || o.MaxLen <= 0 || o.Pages < 0 || o.MaxRows < 0 || o.MaxTokens < 0 || o.MaxRows > o.Seqs {
+		return nil, fmt.Errorf("model: NewPagedKVCache: want Seqs > 0, MaxLen > 0, Pages ≥ 0, 0 ≤ MaxRows ≤ Seqs, MaxTokens ≥ 0; got %+v", o)
+	}
+	if o.MaxLen > m.maxLen {
+		return nil, fmt.Errorf("model: NewKVCache: maxLen %d exceeds the model's MaxLen %d", o.MaxLen, m.maxLen)
+	}
+	if o.Pages == 0 {
+		o.Pages = o.Seqs * pagesFor(o.MaxLen)
+	}
+	if o.MaxRows == 0 {
+		o.MaxRows = o.Seqs
+	}
+	if o.MaxTokens == 0 {
+		o.MaxTokens = max(o.MaxRows, prefillChunk)
+	}
+	kv := o.Pages * PageSize * c.NumKVHeads * c.HeadDim
+	if int64(kv)*int64(c.NumLayers)*8 > 1<<46 {
+		return nil, fmt.Errorf("model: NewPagedKVCache: %d pages of %d tokens take %d GiB", o.Pages, PageSize, int64(kv)*int64(c.NumLayers)*8>>30)
 	}
 	be := m.be
-	d := &KVCache{m: m, S: slots, Tmax: maxLen, maxBatch: maxBatch, rows: max(maxBatch, prefillChunk),
-		lens: make([]int32, slots), rstdViews: map[int]kernels.Buffer{}, lseViews: map[int]kernels.Buffer{},
-		logitViews: make([]kernels.Buffer, maxBatch+1),
-		slot:       make([]int32, maxBatch), qpos: make([]int32, maxBatch), klen: make([]int32, maxBatch),
-		mark: make([]uint64, slots)}
-	d.pos = make([]int32, d.rows)
+	d := &KVCache{m: m, S: o.Seqs, Tmax: o.MaxLen, Pages: o.Pages, maxBatch: o.MaxRows, rows: max(o.MaxRows, o.MaxTokens), tokens: max(o.MaxRows, o.MaxTokens),
+		pt: newPageTable(o.Seqs, o.Pages), rstdViews: map[int]kernels.Buffer{}, lseViews: map[int]kernels.Buffer{},
+		logitViews: make([]kernels.Buffer, o.MaxRows+1), mark: make([]uint64, o.Seqs)}
 	alloc := func(n int) kernels.Buffer {
 		b := be.Alloc(kernels.F32, n)
 		d.owned = append(d.owned, b)
 		return b
 	}
-	kv := slots * maxLen * c.NumKVHeads * c.HeadDim
 	for range c.NumLayers {
 		d.k = append(d.k, alloc(kv))
 		d.v = append(d.v, alloc(kv))
 	}
-	R, C, F := d.rows, c.HiddenSize, c.IntermediateSize
+	R, C, F := d.tokens, c.HiddenSize, c.IntermediateSize
 	qd, kd := c.NumHeads*c.HeadDim, c.NumKVHeads*c.HeadDim
 	// One layer's activations: norm, q, k, v (and their biases or norms),
 	// RoPE, attention, projections, residuals, gate, up, SwiGLU, LoRA.
@@ -84,7 +126,8 @@ func (m *Model) NewKVCache(slots, maxLen, maxBatch int) (*KVCache, error) {
 		d.arenas[i] = arena{be: be, size: chunk, views: map[[3]int]kernels.Buffer{}}
 	}
 	d.rstd, d.lse = alloc(R*c.NumHeads), alloc(R*c.NumHeads)
-	d.logits = alloc(maxBatch * c.VocabSize)
+	d.logits = alloc(o.MaxRows * c.VocabSize)
+	d.last = alloc(o.MaxRows * C)
 	if err := be.Sync(); err != nil {
 		d.Close()
 		return nil, fmt.Errorf("model: NewKVCache: %w", err)
@@ -104,44 +147,46 @@ func (d *KVCache) Close() {
 }
 
 // Len is the number of tokens cached in slot.
-func (d *KVCache) Len(slot int) int { return int(d.lens[slot]) }
+func (d *KVCache) Len(slot int) int { return d.pt.seqs[slot].n }
 
-// Reset empties a slot.
+// FreePages is the number of pages no sequence holds.
+func (d *KVCache) FreePages() int { return len(d.pt.free) }
+
+// PagesNeeded is the free pages a Step with these rows would take.
+func (d *KVCache) PagesNeeded(rows []KVRow) int {
+	seqs, add := make([]int, len(rows)), make([]int, len(rows))
+	for i, r := range rows {
+		seqs[i], add[i] = r.Seq, len(r.IDs)
+	}
+	return d.pt.need(seqs, add)
+}
+
+// CheckPages verifies the page accounting (kvpages.go); nil when sound.
+func (d *KVCache) CheckPages() error { return d.pt.check() }
+
+// Reset empties a slot and frees the pages only it held.
 func (d *KVCache) Reset(slot int) error {
 	if slot < 0 || slot >= d.S {
 		return fmt.Errorf("model: KVCache.Reset: slot %d outside [0, %d)", slot, d.S)
 	}
-	d.lens[slot] = 0
+	d.pt.release(slot)
 	return nil
 }
 
-// Fork copies the cached tokens of slot src into each slot of dst, which
-// then continue independently (prefill once, sample G times).
+// Fork gives each slot of dst the cached tokens of slot src, by reference
+// (no copy); they then continue independently, copying a shared partial
+// last page when they first write to it (prefill once, sample G times).
 func (d *KVCache) Fork(src int, dst []int) error {
 	if src < 0 || src >= d.S {
 		return fmt.Errorf("model: KVCache.Fork: source slot %d outside [0, %d)", src, d.S)
 	}
-	c := d.m.Config
-	row := d.Tmax * c.NumKVHeads * c.HeadDim
-	n := int(d.lens[src]) * c.NumKVHeads * c.HeadDim
 	for _, s := range dst {
 		if s < 0 || s >= d.S {
 			return fmt.Errorf("model: KVCache.Fork: slot %d outside [0, %d)", s, d.S)
 		}
-		if s == src {
-			continue
-		}
-		if n > 0 {
-			for l := range d.k {
-				be := d.m.be
-				be.Copy(be.View(d.k[l], s*row, n), be.View(d.k[l], src*row, n))
-				be.Copy(be.View(d.v[l], s*row, n), be.View(d.v[l], src*row, n))
-			}
-		}
-		d.lens[s] = d.lens[src]
 	}
-	if err := d.m.be.Sync(); err != nil {
-		return fmt.Errorf("model: KVCache.Fork: %w", err)
+	for _, s := range dst {
+		d.pt.share(src, s)
 	}
 	return nil
 }
@@ -149,37 +194,31 @@ func (d *KVCache) Fork(src int, dst []int) error {
 // Prefill appends ids to slot's cache and returns the logits [1, V] that
 // follow the last of them (valid until the next call).
 func (d *KVCache) Prefill(slot int, ids []int32) (kernels.Buffer, error) {
-	m := d.m
 	if slot < 0 || slot >= d.S {
 		return nil, fmt.Errorf("model: Prefill: slot %d outside [0, %d)", slot, d.S)
 	}
 	if len(ids) == 0 {
 		return nil, fmt.Errorf("model: Prefill: no tokens")
 	}
-	if n := int(d.lens[slot]) + len(ids); n > d.Tmax {
+	if n := d.Len(slot) + len(ids); n > d.Tmax {
 		return nil, fmt.Errorf("model: Prefill: slot %d would hold %d tokens, the cache holds %d", slot, n, d.Tmax)
 	}
 	if err := d.checkIDs(ids); err != nil {
 		return nil, fmt.Errorf("model: Prefill: %w", err)
 	}
-	var hf act
-	for off := 0; off < len(ids); off += d.rows {
-		chunk := ids[off:min(off+d.rows, len(ids))]
-		n := len(chunk)
-		d.slot[0], d.qpos[0], d.klen[0] = int32(slot), d.lens[slot], d.lens[slot]+int32(n)
-		for i := range n {
-			d.pos[i] = d.lens[slot] + int32(i)
+	if need := d.pt.need([]int{slot}, []int{len(ids)}); need > d.FreePages() {
+		return nil, fmt.Errorf("model: Prefill: %d tokens need %d pages, %d are free: %w", len(ids), need, d.FreePages(), ErrOutOfPages)
+	}
+	var out kernels.Buffer
+	chunk := min(d.rows, d.tokens)
+	for off := 0; off < len(ids); off += chunk {
+		d.one[0] = KVRow{Seq: slot, IDs: ids[off:min(off+chunk, len(ids))]}
+		var err error
+		if out, err = d.Step(d.one[:]); err != nil {
+			return nil, fmt.Errorf("model: Prefill: %w", err)
 		}
-		hf = d.run(chunk, 1, n)
-		d.lens[slot] += int32(n)
 	}
-	C := m.Config.HiddenSize
-	n := (len(ids)-1)%d.rows + 1 // rows of the last chunk
-	d.head(m.be.View(hf.buf, (n-1)*C, C), 1)
-	if err := m.be.Sync(); err != nil {
-		return nil, fmt.Errorf("model: Prefill: %w", err)
-	}
-	return d.logitsView(1), nil
+	return out, nil
 }
 
 // Decode appends tokens[b] to slots[b] for each row b (distinct slots) and
@@ -189,32 +228,102 @@ func (d *KVCache) Decode(slots []int, tokens []int32) (kernels.Buffer, error) {
 	if B == 0 || B > d.maxBatch || len(tokens) != B {
 		return nil, fmt.Errorf("model: Decode: %d slots and %d tokens; want 1..%d of each", B, len(tokens), d.maxBatch)
 	}
-	if err := d.checkIDs(tokens); err != nil {
+	rows := make([]KVRow, B)
+	for b, s := range slots {
+		rows[b] = KVRow{Seq: s, IDs: tokens[b : b+1]}
+	}
+	out, err := d.Step(rows)
+	if err != nil {
 		return nil, fmt.Errorf("model: Decode: %w", err)
+	}
+	return out, nil
+}
+
+// Step appends each row's ids to its sequence (distinct sequences) in one
+// pass and returns the logits [len(rows), V] after each row's last id
+// (valid until the next call). Every check runs first: on an error
+// (ErrOutOfPages among them) nothing changed.
+func (d *KVCache) Step(rows []KVRow) (kernels.Buffer, error) {
+	R := len(rows)
+	if R == 0 || R > d.maxBatch {
+		return nil, fmt.Errorf("model: Step: %d rows; want 1..%d", R, d.maxBatch)
 	}
 	d.gen++
-	for b, s := range slots {
+	N, mp := 0, 0
+	for r, row := range rows {
+		s := row.Seq
 		if s < 0 || s >= d.S {
-			return nil, fmt.Errorf("model: Decode: slot %d outside [0, %d)", s, d.S)
+			return nil, fmt.Errorf("model: Step: row %d: slot %d outside [0, %d)", r, s, d.S)
 		}
 		if d.mark[s] == d.gen {
-			return nil, fmt.Errorf("model: Decode: slot %d appears twice", s)
+			return nil, fmt.Errorf("model: Step: slot %d appears twice", s)
 		}
 		d.mark[s] = d.gen
-		if int(d.lens[s]) >= d.Tmax {
-			return nil, fmt.Errorf("model: Decode: slot %d is full (%d tokens)", s, d.Tmax)
+		if len(row.IDs) == 0 {
+			return nil, fmt.Errorf("model: Step: row %d (slot %d) has no tokens", r, s)
 		}
-		d.slot[b], d.qpos[b], d.klen[b], d.pos[b] = int32(s), d.lens[s], d.lens[s]+1, d.lens[s]
+		if n := d.Len(s) + len(row.IDs); n > d.Tmax {
+			return nil, fmt.Errorf("model: Step: slot %d would hold %d tokens, more than %d: slot %d is full", s, n, d.Tmax, s)
+		}
+		if err := d.checkIDs(row.IDs); err != nil {
+			return nil, fmt.Errorf("model: Step: row %d: %w", r, err)
+		}
+		N += len(row.IDs)
+		mp = max(mp, pagesFor(d.Len(s)+len(row.IDs)))
 	}
-	hf := d.run(tokens, B, 1)
-	for _, s := range slots {
-		d.lens[s]++
+	if N > d.tokens {
+		return nil, fmt.Errorf("model: Step: %d tokens, more than the %d one pass takes", N, d.tokens)
 	}
-	d.head(hf.buf, B)
-	if err := d.m.be.Sync(); err != nil {
-		return nil, fmt.Errorf("model: Decode: %w", err)
+	if need := d.PagesNeeded(rows); need > d.FreePages() {
+		return nil, fmt.Errorf("model: Step: %d pages needed, %d free: %w", need, d.FreePages(), ErrOutOfPages)
 	}
-	return d.logitsView(B), nil
+	be, c := d.m.be, d.m.Config
+	prow := PageSize * c.NumKVHeads * c.HeadDim
+	cow := func(src, dst int32, rows int) {
+		n := rows * c.NumKVHeads * c.HeadDim
+		for l := range d.k {
+			be.Copy(be.View(d.k[l], int(dst)*prow, n), be.View(d.k[l], int(src)*prow, n))
+			be.Copy(be.View(d.v[l], int(dst)*prow, n), be.View(d.v[l], int(src)*prow, n))
+		}
+	}
+	if cap(d.table) < N*mp {
+		d.table = make([]int32, N*mp)
+	}
+	if cap(d.pos) < N {
+		d.pos, d.klen, d.page, d.off = make([]int32, N), make([]int32, N), make([]int32, N), make([]int32, N)
+	}
+	ids := make([]int32, 0, N)
+	t := 0
+	for _, row := range rows {
+		d.pt.grow(row.Seq, len(row.IDs), cow)
+		sp := &d.pt.seqs[row.Seq]
+		for i := range row.IDs {
+			p := sp.n + i
+			d.pos[t], d.klen[t] = int32(p), int32(p+1)
+			d.page[t], d.off[t] = sp.pages[p/PageSize], int32(p%PageSize)
+			copy(d.table[t*mp:(t+1)*mp], sp.pages[:pagesFor(p+1)])
+			t++
+		}
+		ids = append(ids, row.IDs...)
+	}
+	hf := d.run(ids, N, mp)
+	C := c.HiddenSize
+	last, t := hf.buf, 0
+	if N > R {
+		last = be.View(d.last, 0, R*C)
+		for r, row := range rows {
+			t += len(row.IDs)
+			be.Copy(be.View(last, r*C, C), be.View(hf.buf, (t-1)*C, C))
+		}
+	}
+	for _, row := range rows {
+		d.pt.seqs[row.Seq].n += len(row.IDs)
+	}
+	d.head(last, R)
+	if err := be.Sync(); err != nil {
+		return nil, fmt.Errorf("model: Step: %w", err)
+	}
+	return d.logitsView(R), nil
 }
 
 func (d *KVCache) checkIDs(ids []int32) error {
@@ -227,14 +336,16 @@ func (d *KVCache) checkIDs(ids []int32) error {
 	return nil
 }
 
-// run passes B rows of T new tokens (d.slot, d.qpos, d.klen per row, d.pos
-// per token) through the decoder, writing their keys and values into the
-// cache, and returns the final normed hidden states [B·T, C].
-func (d *KVCache) run(ids []int32, B, T int) act {
+// run passes N new tokens (d.pos, d.klen, d.page, d.off and d.table,
+// maxPages entries per token) through the decoder, writing their keys and
+// values into their pages, and returns the final normed hidden states
+// [N, C]. Each token is its own attention row (Tq = 1) over its
+// sequence's pages.
+func (d *KVCache) run(ids []int32, N, maxPages int) act {
 	c := d.m.Config
-	e := &eagerOps{d: d, ids: ids, B: B, T: T, n: B * T, a: &d.arenas[1],
-		ap: kernels.AttnParams{B: B, Tq: T, Hq: c.NumHeads, Hkv: c.NumKVHeads, D: c.HeadDim, S: d.S, Tmax: d.Tmax,
-			Slot: d.slot[:B], QPos: d.qpos[:B], KLen: d.klen[:B]}}
+	e := &eagerOps{d: d, ids: ids, n: N, a: &d.arenas[1],
+		ap: kernels.AttnParams{B: N, Tq: 1, Hq: c.NumHeads, Hkv: c.NumKVHeads, D: c.HeadDim, S: d.Pages, Tmax: PageSize,
+			QPos: d.pos[:N], KLen: d.klen[:N], Pages: d.table[:N*maxPages], MaxPages: maxPages}}
 	e.a.reset()
 	return forward(e, d.m.w)
 }

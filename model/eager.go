@@ -5,8 +5,8 @@ package model
 // current layer's arena; layer l uses arena l mod 2, so its input (layer
 // l−1's output) stays intact while it runs.
 //
-//	x      [n, w]    n = B·T new tokens (B slots of T tokens each)
-//	cache  [S, Tmax, Hkv, D] per layer
+//	x      [n, w]    n new tokens (of one or several sequences)
+//	cache  [Pages, PageSize, Hkv, D] per layer
 
 import (
 	"github.com/argrl/argrl/kernels"
@@ -53,14 +53,13 @@ func (a *arena) free() {
 	a.reset()
 }
 
-// eagerOps runs one Prefill chunk or one Decode step.
+// eagerOps runs one KVCache.Step pass.
 type eagerOps struct {
-	d    *KVCache
-	ids  []int32
-	B, T int // slots × new tokens per slot
-	n    int // B·T
-	a    *arena
-	ap   kernels.AttnParams
+	d   *KVCache
+	ids []int32
+	n   int // new tokens
+	a   *arena
+	ap  kernels.AttnParams // one row per token, over the tokens' pages
 }
 
 var _ ops = (*eagerOps)(nil)
@@ -117,11 +116,12 @@ func (e *eagerOps) rope(x act) act {
 	return o
 }
 
-// attention appends k and v to layer's cache, then attends over it.
+// attention writes each token's k and v into its page of layer's cache,
+// then attends over the pages.
 func (e *eagerOps) attention(q, k, v act, layer int) act {
 	d, be, ap := e.d, e.d.m.be, e.ap
-	be.KVWrite(d.k[layer], k.buf, ap.Slot, ap.QPos, e.B, e.T, ap.Hkv, ap.D, d.Tmax)
-	be.KVWrite(d.v[layer], v.buf, ap.Slot, ap.QPos, e.B, e.T, ap.Hkv, ap.D, d.Tmax)
+	be.KVScatter(d.k[layer], k.buf, d.page[:e.n], d.off[:e.n], e.n, ap.Hkv, ap.D, PageSize)
+	be.KVScatter(d.v[layer], v.buf, d.page[:e.n], d.off[:e.n], e.n, ap.Hkv, ap.D, PageSize)
 	o := e.out(q.w)
 	be.Attention(o.buf, d.scratchLse(e.n*ap.Hq), q.buf, d.k[layer], d.v[layer], ap)
 	return o

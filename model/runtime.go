@@ -98,7 +98,9 @@ type Options struct {
 	// "f32" (or "") float32, "bf16" bf16 products with float32 sums
 	// (kernels.MatMulParams.BF16: activations and weights rounded to
 	// bfloat16, as PyTorch's bf16 autocast), which computes as f32 on a
-	// backend without bf16 products (kernels.BF16Products).
+	// backend without bf16 products (kernels.BF16Products); "auto" is
+	// bf16 where the backend has bf16 products (a CPU with AVX512-BF16)
+	// and f32 elsewhere (Model.Compute says which).
 	Compute string
 	// Recompute is "none" (or "") or "layer": training keeps only each
 	// decoder layer's input (and the final norm's) between Forward and
@@ -157,8 +159,8 @@ func Open(dir string, be kernels.Backend, o Options) (*Model, error) {
 	if o.TBucket < 0 || o.MaxGraphs < 0 || o.MaxLen < 0 {
 		return nil, fmt.Errorf("model: Open %s: negative TBucket, MaxGraphs or MaxLen", dir)
 	}
-	if o.Compute != "" && o.Compute != "f32" && o.Compute != "bf16" {
-		return nil, fmt.Errorf("model: Open %s: Compute %q: want f32 or bf16", dir, o.Compute)
+	if o.Compute != "" && o.Compute != "f32" && o.Compute != "bf16" && o.Compute != "auto" {
+		return nil, fmt.Errorf("model: Open %s: Compute %q: want f32, bf16 or auto", dir, o.Compute)
 	}
 	if o.Recompute != "" && o.Recompute != "none" && o.Recompute != "layer" {
 		return nil, fmt.Errorf("model: Open %s: Recompute %q: want none or layer", dir, o.Recompute)
@@ -184,7 +186,7 @@ func Open(dir string, be kernels.Backend, o Options) (*Model, error) {
 		return nil, err
 	}
 	m := &Model{Config: c, Dir: dir, be: be, opt: o, w: ck.w, byName: map[string]*Param{},
-		eps: float32(c.RMSNormEps), adapters: true, bf16: o.Compute == "bf16", recompute: o.Recompute == "layer"}
+		eps: float32(c.RMSNormEps), adapters: true, bf16: ResolveCompute(o.Compute, be) == "bf16", recompute: o.Recompute == "layer"}
 	if o.TBucket == 0 {
 		m.opt.TBucket = 16
 	}
@@ -238,6 +240,31 @@ func (m *Model) newParam(name string, data []float32, shape ...int) *Param {
 
 // Backend is the backend the model lives on.
 func (m *Model) Backend() kernels.Backend { return m.be }
+
+// Compute is the matmul arithmetic the model runs: "bf16" or "f32"
+// (Options.Compute with "auto" resolved; bf16 on a backend without bf16
+// products computes as f32).
+func (m *Model) Compute() string {
+	if m.bf16 {
+		return "bf16"
+	}
+	return "f32"
+}
+
+// ResolveCompute turns a compute setting into "bf16" or "f32": "auto" is
+// bf16 where be has bf16 products (kernels.BF16Products: a CPU with
+// AVX512-BF16), f32 elsewhere; "" is f32.
+func ResolveCompute(compute string, be kernels.Backend) string {
+	switch compute {
+	case "bf16":
+		return "bf16"
+	case "auto":
+		if kernels.BF16Products(be) {
+			return "bf16"
+		}
+	}
+	return "f32"
+}
 
 // MaxLen is the longest sequence the model accepts.
 func (m *Model) MaxLen() int { return m.maxLen }

@@ -1,7 +1,9 @@
 package rollout
 
-// The scheduler: admission (prefill once, draw G first tokens, fork),
-// ragged decode steps, slot recycling, in-order emission. See rollout.go.
+// The scheduler (continuous batching over the paged KV cache): admission,
+// steps of decode rows and prefill chunks under a token budget, the G-way
+// fork after a prompt's prefill, preemption when the pages run out,
+// in-order emission. See rollout.go.
 
 import (
 	"context"
@@ -11,13 +13,19 @@ import (
 	"time"
 
 	"github.com/argrl/argrl/kernels"
+	"github.com/argrl/argrl/model"
 )
 
-// seqState is one running sample.
+// seqState is one admitted sequence: a sample, or a group's prompt before
+// its G samples are drawn (s nil). Its tokens are the prompt then s.IDs;
+// the cache holds a prefix of them, and a step feeds the rest (pending):
+// one token while decoding, more after an admission, an environment's
+// answer (multi-turn) or a preemption. When the cache has caught up, the
+// logits of the last token draw the next one.
 type seqState struct {
 	g    *groupState
 	s    *Sample
-	slot int
+	slot int      // the cache sequence, held from admission to the end
 	ep   *episode // multi-turn rollouts only (multiturn.go)
 }
 
@@ -30,10 +38,35 @@ func (sq *seqState) drawIndex() int {
 	return len(sq.s.IDs)
 }
 
+// total is the sequence's token count (prompt and response).
+func (sq *seqState) total() int {
+	n := len(sq.g.PromptIDs)
+	if sq.s != nil {
+		n += len(sq.s.IDs)
+	}
+	return n
+}
+
+// tokens returns the sequence's tokens [from, to): a slice of the prompt
+// or the response, or a copy in *buf when they span both.
+func (sq *seqState) tokens(from, to int, buf *[]int32) []int32 {
+	P := len(sq.g.PromptIDs)
+	switch {
+	case to <= P:
+		return sq.g.PromptIDs[from:to]
+	case from >= P:
+		return sq.s.IDs[from-P : to-P]
+	}
+	*buf = append(append((*buf)[:0], sq.g.PromptIDs[from:]...), sq.s.IDs[:to-P]...)
+	return *buf
+}
+
 // groupState is a group being generated.
 type groupState struct {
 	Group
-	left  int // samples still running
+	left  int   // samples still running
+	slots []int // the G cache sequences, reserved at admission
+	eps   []*episode
 	start time.Time
 }
 
@@ -105,24 +138,31 @@ func (e *Engine) checkPrompts(prompts []Prompt) (int, error) {
 	return longest, nil
 }
 
-// ensureCache makes the cache hold at least tmax positions per slot; it
-// only grows, between calls.
+// ensureCache makes the cache hold sequences of tmax tokens; it is
+// rebuilt, between calls, only when a call needs longer ones.
 func (e *Engine) ensureCache(tmax int) error {
 	if e.cache != nil && e.cache.Tmax >= tmax {
 		return nil
 	}
 	tmax = min(e.o.MaxLen, (tmax+63)&^63)
+	if e.o.Pages > 0 && e.o.Pages < pagesPerSeq(tmax) {
+		return fmt.Errorf("Options.Pages = %d cannot hold one sequence of %d tokens (%d pages of %d)", e.o.Pages, tmax, pagesPerSeq(tmax), model.PageSize)
+	}
 	if e.cache != nil {
 		e.cache.Close()
 		e.cache = nil
 	}
-	c, err := e.m.NewKVCache(e.o.Batch, tmax, e.o.Batch)
+	c, err := e.m.NewPagedKVCache(model.KVOptions{Seqs: e.o.Batch, MaxLen: tmax, Pages: e.o.Pages, MaxTokens: e.o.MaxTokens})
 	if err != nil {
 		return err
 	}
 	e.cache = c
 	return nil
 }
+
+// pagesPerSeq is the pages one sequence of n tokens may take: its own,
+// plus one for a copy on write.
+func pagesPerSeq(n int) int { return (n+model.PageSize-1)/model.PageSize + 1 }
 
 // run is Groups with a callback; yield returning false stops it.
 func (e *Engine) run(ctx context.Context, prompts []Prompt, p Params, yield func(*Group) bool) (err error) {
@@ -139,7 +179,7 @@ func (e *Engine) runWith(ctx context.Context, prompts []Prompt, p Params, mt *mu
 		return fmt.Errorf("rollout: %w", err)
 	}
 	if p.G > e.o.Batch {
-		return fmt.Errorf("rollout: G = %d samples per prompt exceed the engine's Batch of %d slots", p.G, e.o.Batch)
+		return fmt.Errorf("rollout: G = %d samples per prompt exceed the engine's Batch of %d sequences", p.G, e.o.Batch)
 	}
 	longest, err := e.checkPrompts(prompts)
 	if err != nil {
@@ -169,6 +209,7 @@ func (e *Engine) runWith(ctx context.Context, prompts []Prompt, p Params, mt *mu
 	}
 	r := runState{e: e, p: &p, kp: p.kernel(), prompts: prompts, groups: make([]*groupState, len(prompts)), ctx: ctx, mt: mt}
 	defer r.closeEpisodes()
+	defer r.releaseAll()
 	for s := e.o.Batch - 1; s >= 0; s-- {
 		r.free = append(r.free, s)
 	}
@@ -179,7 +220,7 @@ func (e *Engine) runWith(ctx context.Context, prompts []Prompt, p Params, mt *mu
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("rollout: %w", err)
 		}
-		for r.next < len(prompts) && len(r.free) >= p.G {
+		for r.next < len(prompts) && len(r.free) >= p.G && r.admissible() {
 			if err := r.admit(r.next); err != nil {
 				return fmt.Errorf("rollout: prompt %d (id %q): %w", r.next, prompts[r.next].ID, err)
 			}
@@ -210,8 +251,9 @@ type runState struct {
 	kp      kernels.SampleParams
 	prompts []Prompt
 	groups  []*groupState // by prompt index; nil before admission and after emission
-	active  []*seqState   // running samples, admission order
-	free    []int         // free slots (a stack)
+	active  []*seqState   // admitted sequences, admission order (the last is preempted first)
+	spare   []*seqState   // the other buffer of active
+	free    []int         // free cache sequences (a stack)
 	next    int           // next prompt to admit
 	emitted int           // groups yielded
 
@@ -219,18 +261,51 @@ type runState struct {
 	mt      *multiTurn // nil: single-turn
 	pending []turnEnd  // multi-turn samples whose turn just ended
 	open    []*episode // multi-turn episodes opened by this call
+
+	rows []model.KVRow
+	seqs []*seqState // per row
+	bufs [][]int32   // per row: tokens spanning prompt and response
 }
 
-// admit starts prompt i: one prefill, G first tokens from its logits, a
-// fork of the prefilled slot into the other live samples' slots.
+// admissible says whether a new prompt may start: no admitted sequence
+// waits to be recomputed after a preemption, and the free pages hold the
+// prompt (the cache's, not a reservation: steps preempt when they run out).
+func (r *runState) admissible() bool {
+	c := r.e.cache
+	if c == nil {
+		return true
+	}
+	for _, sq := range r.active {
+		if c.Len(sq.slot) == 0 && sq.s != nil {
+			return false // preempted
+		}
+	}
+	return c.FreePages() >= pagesPerSeq(len(r.prompts[r.next].IDs))
+}
+
+// releaseAll empties the cache sequences a failed or stopped call left.
+func (r *runState) releaseAll() {
+	for _, sq := range r.active {
+		_ = r.e.cache.Reset(sq.slot) // in range by construction
+	}
+	for _, g := range r.groups {
+		if g != nil {
+			for _, s := range g.slots {
+				_ = r.e.cache.Reset(s)
+			}
+		}
+	}
+}
+
+// admit starts prompt i: G cache sequences reserved, the prompt queued for
+// prefill on the first; its G first tokens are drawn when it is done.
 func (r *runState) admit(i int) error {
 	e, p, pr := r.e, r.p, r.prompts[i]
-	t0 := time.Now()
 	id := pr.ID
 	if id == "" {
 		id = fmt.Sprint(i)
 	}
-	g := &groupState{Group: Group{Index: i, ID: id, PromptIDs: pr.IDs, Samples: make([]Sample, p.G)}, left: p.G, start: t0}
+	g := &groupState{Group: Group{Index: i, ID: id, PromptIDs: pr.IDs, Samples: make([]Sample, p.G)}, left: p.G, start: time.Now()}
 	r.groups[i] = g
 	e.stats.Prompts++
 	e.stats.Samples += p.G
@@ -253,57 +328,16 @@ func (r *runState) admit(i int) error {
 		}
 		return nil
 	}
-	slots := append([]int(nil), r.free[len(r.free)-p.G:]...)
+	g.slots = append([]int(nil), r.free[len(r.free)-p.G:]...)
 	r.free = r.free[:len(r.free)-p.G]
-	for _, s := range slots {
+	g.eps = eps
+	for _, s := range g.slots {
 		if err := e.cache.Reset(s); err != nil {
 			return err
 		}
 	}
-	logits, err := e.cache.Prefill(slots[0], pr.IDs)
-	if err != nil {
-		return err
-	}
-	be, V := e.be, e.vocab
-	for s := range p.G {
-		e.u[s] = Uniform(p.Seed, id, s, 0)
-		be.Sample(e.ids[s:s+1], logits, e.u[s:s+1], 1, V, r.kp)
-		be.LogProbs(e.lpView[1], e.lseView[1], nil, logits, e.ids[s:s+1], 1, V)
-		be.CopyOut(e.lpHost[s:s+1], e.lpView[1])
-	}
-	if err := be.Sync(); err != nil {
-		return fmt.Errorf("first token: %w", err)
-	}
-	capN := min(p.MaxNewTokens, e.o.MaxLen-len(pr.IDs))
-	var live []*seqState
-	var forks []int
-	for s := range p.G {
-		smp := &g.Samples[s]
-		smp.IDs = append(make([]int32, 0, capN), e.ids[s])
-		smp.LogProbs = append(make([]float32, 0, capN), e.lpHost[s])
-		sq := &seqState{g: g, s: smp, slot: slots[s], ep: eps[s]}
-		if f := r.ended(sq); f != "" {
-			if sq.ep == nil {
-				r.finish(sq, f)
-				continue
-			}
-			r.pending = append(r.pending, turnEnd{sq, f}) // its turn ended, its episode goes on
-		} else {
-			live = append(live, sq)
-		}
-		if s > 0 {
-			forks = append(forks, slots[s])
-		}
-	}
-	if len(forks) > 0 {
-		if err := e.cache.Fork(slots[0], forks); err != nil {
-			return err
-		}
-	}
-	r.active = append(r.active, live...)
-	e.stats.NewTokens += p.G
-	e.stats.Prefill += time.Since(t0)
-	return r.endTurns()
+	r.active = append(r.active, &seqState{g: g, slot: g.slots[0]})
+	return nil
 }
 
 // ended returns why sq's newest token ends it (its turn, multi-turn), or "".
@@ -323,7 +357,7 @@ func (r *runState) ended(sq *seqState) Finish {
 	return ""
 }
 
-// finish closes a sample: text, offsets, its slot back to the free list.
+// finish closes a sample: text, offsets, its cache sequence freed.
 func (r *runState) finish(sq *seqState, f Finish) {
 	s := sq.s
 	s.Finish = f
@@ -333,67 +367,208 @@ func (r *runState) finish(sq *seqState, f Finish) {
 		s.Text, s.Offsets = tok.DecodeOffsets(s.IDs, true)
 	}
 	if sq.slot >= 0 {
+		_ = r.e.cache.Reset(sq.slot) // in range by construction
 		r.free = append(r.free, sq.slot)
 	}
 	g := sq.g
 	g.NewTokens += len(s.IDs)
 	if g.left--; g.left == 0 {
 		g.Elapsed = time.Since(g.start)
+		g.slots = nil
 	}
 }
 
-// step feeds every active sample its newest token and draws the next.
+// plan fills r.rows for one step: every decoding sequence's token, then
+// chunks of the pending tokens of the others, in admission order, within
+// the token budget and the rows of a pass, skipping preempted.
+func (r *runState) plan(skip map[*seqState]bool) {
+	e := r.e
+	budget := e.o.MaxTokens
+	r.rows, r.seqs = r.rows[:0], r.seqs[:0]
+	for pass := range 2 {
+		for _, sq := range r.active {
+			if skip[sq] || len(r.rows) == e.o.Batch || budget == 0 {
+				continue
+			}
+			cached := e.cache.Len(sq.slot)
+			pend := sq.total() - cached
+			if (pass == 0) != (pend == 1 && sq.s != nil) {
+				continue
+			}
+			n := min(pend, budget)
+			if len(r.bufs) <= len(r.rows) {
+				r.bufs = append(r.bufs, nil)
+			}
+			ids := sq.tokens(cached, cached+n, &r.bufs[len(r.rows)])
+			r.rows = append(r.rows, model.KVRow{Seq: sq.slot, IDs: ids})
+			r.seqs = append(r.seqs, sq)
+			budget -= n
+		}
+	}
+}
+
+// step runs one pass: plan, preempt until the pages suffice, then draw
+// a token for every sequence whose pending tokens are all in.
 func (r *runState) step() error {
 	e, p := r.e, r.p
 	t0 := time.Now()
-	B := len(r.active)
-	for b, sq := range r.active {
-		n := len(sq.s.IDs)
-		e.slots[b], e.toks[b] = sq.slot, sq.s.IDs[n-1]
-		e.u[b] = Uniform(p.Seed, sq.g.ID, sq.s.Index, sq.drawIndex())
-	}
-	W := B // step width: real rows, then dummy rows on free slots
-	for _, s := range r.free {
-		if W >= e.o.DecodeRows {
+	var skip map[*seqState]bool
+	for {
+		r.plan(skip)
+		if len(r.rows) == 0 {
+			return errors.New("internal error: a step with nothing to run")
+		}
+		need := e.cache.PagesNeeded(r.rows)
+		if need <= e.cache.FreePages() {
 			break
 		}
-		if err := e.cache.Reset(s); err != nil {
+		// Preempt the latest admitted sequence that holds pages or wants
+		// them: it is recomputed from its tokens when pages free up.
+		var victim *seqState
+		for i := len(r.active) - 1; i >= 0 && victim == nil; i-- {
+			if sq := r.active[i]; !skip[sq] {
+				victim = sq
+			}
+		}
+		if victim == nil || len(skip) == len(r.active)-1 { // nothing else to preempt
+			return fmt.Errorf("the KV cache's %d pages cannot hold one sequence's next %d tokens (%d pages needed, %d free): raise Options.Pages",
+				e.cache.Pages, len(r.rows[0].IDs), need, e.cache.FreePages())
+		}
+		if skip == nil {
+			skip = map[*seqState]bool{}
+		}
+		skip[victim] = true
+		if e.cache.Len(victim.slot) > 0 {
+			e.stats.Preemptions++
+		}
+		if err := e.cache.Reset(victim.slot); err != nil {
 			return err
 		}
-		e.slots[W], e.toks[W] = s, 0
-		W++
 	}
-	logits, err := e.cache.Decode(e.slots[:W], e.toks[:W])
+	R := len(r.rows)
+	logits, err := e.cache.Step(r.rows)
 	if err != nil {
 		return err
 	}
-	be := e.be
-	be.Sample(e.ids[:B], logits, e.u[:B], B, e.vocab, r.kp) // the first B rows of [W, V]
-	be.LogProbs(e.lpView[B], e.lseView[B], nil, logits, e.ids[:B], B, e.vocab)
-	be.CopyOut(e.lpHost[:B], e.lpView[B])
+	be, V := e.be, e.vocab
+	// Rows that draw: the decoding prefix in one call, then completed chunks.
+	D := 0
+	prefill := 0
+	for i, sq := range r.seqs {
+		done := e.cache.Len(sq.slot) == sq.total()
+		if len(r.rows[i].IDs) > 1 || sq.s == nil {
+			prefill += len(r.rows[i].IDs)
+		}
+		if done && sq.s != nil {
+			e.u[i] = Uniform(p.Seed, sq.g.ID, sq.s.Index, sq.drawIndex())
+			if D == i {
+				D++
+			}
+		}
+	}
+	if D > 0 {
+		be.Sample(e.ids[:D], logits, e.u[:D], D, V, r.kp) // the first D rows of [R, V]
+		be.LogProbs(e.lpView[D], e.lseView[D], nil, logits, e.ids[:D], D, V)
+	}
+	for i := D; i < R; i++ {
+		sq := r.seqs[i]
+		if sq.s == nil || e.cache.Len(sq.slot) != sq.total() {
+			continue
+		}
+		row := be.View(logits, i*V, V)
+		be.Sample(e.ids[i:i+1], row, e.u[i:i+1], 1, V, r.kp)
+		be.LogProbs(be.View(e.lp, i, 1), be.View(e.lse, i, 1), nil, row, e.ids[i:i+1], 1, V)
+	}
+	be.CopyOut(e.lpHost[:R], e.lpView[R])
 	if err := be.Sync(); err != nil {
 		return fmt.Errorf("decode step: %w", err)
 	}
-	keep := r.active[:0]
-	for b, sq := range r.active {
-		sq.s.IDs = append(sq.s.IDs, e.ids[b])
-		sq.s.LogProbs = append(sq.s.LogProbs, e.lpHost[b])
-		if f := r.ended(sq); f != "" {
-			if sq.ep != nil {
-				r.pending = append(r.pending, turnEnd{sq, f})
-			} else {
-				r.finish(sq, f)
+	// Apply the draws; a completed prompt draws its G first tokens and forks.
+	keep := r.spare[:0] // a fork puts G samples where its prompt was
+	drawn := map[*seqState]int{}
+	for i, sq := range r.seqs {
+		drawn[sq] = i
+	}
+	for _, sq := range r.active {
+		i, ran := drawn[sq]
+		switch {
+		case !ran || e.cache.Len(sq.slot) != sq.total():
+			keep = append(keep, sq)
+		case sq.s == nil:
+			live, err := r.fork(sq, logits, i)
+			if err != nil {
+				return err
 			}
+			keep = append(keep, live...)
+		default:
+			sq.s.IDs = append(sq.s.IDs, e.ids[i])
+			sq.s.LogProbs = append(sq.s.LogProbs, e.lpHost[i])
+			e.stats.NewTokens++
+			if f := r.ended(sq); f != "" {
+				if sq.ep != nil {
+					r.pending = append(r.pending, turnEnd{sq, f})
+				} else {
+					r.finish(sq, f)
+				}
+				continue
+			}
+			keep = append(keep, sq)
+		}
+	}
+	clear(r.active)
+	r.active, r.spare = keep, r.active
+	e.stats.DecodeSteps++
+	if prefill > 0 {
+		e.stats.Prefill += time.Since(t0)
+	} else {
+		e.stats.Decode += time.Since(t0)
+	}
+	return r.endTurns()
+}
+
+// fork draws the G first tokens of a prompt whose prefill is done from its
+// logits row i, shares its pages with the other G−1 cache sequences, and
+// returns the samples that go on.
+func (r *runState) fork(lead *seqState, logits kernels.Buffer, i int) ([]*seqState, error) {
+	e, p, g := r.e, r.p, lead.g
+	be, V := e.be, e.vocab
+	row := be.View(logits, i*V, V)
+	G := len(g.Samples)
+	lp := make([]float32, G)
+	ids := make([]int32, G)
+	for s := range G {
+		u := []float32{Uniform(p.Seed, g.ID, s, 0)}
+		be.Sample(ids[s:s+1], row, u, 1, V, r.kp)
+		be.LogProbs(e.lpView[1], e.lseView[1], nil, row, ids[s:s+1], 1, V)
+		be.CopyOut(lp[s:s+1], e.lpView[1])
+	}
+	if err := be.Sync(); err != nil {
+		return nil, fmt.Errorf("first token: %w", err)
+	}
+	if G > 1 {
+		if err := e.cache.Fork(g.slots[0], g.slots[1:]); err != nil {
+			return nil, err
+		}
+	}
+	capN := min(p.MaxNewTokens, e.o.MaxLen-len(g.PromptIDs))
+	var live []*seqState
+	for s := range G {
+		smp := &g.Samples[s]
+		smp.IDs = append(make([]int32, 0, capN), ids[s])
+		smp.LogProbs = append(make([]float32, 0, capN), lp[s])
+		sq := &seqState{g: g, s: smp, slot: g.slots[s], ep: g.eps[s]}
+		if f := r.ended(sq); f != "" {
+			if sq.ep == nil {
+				r.finish(sq, f)
+				continue
+			}
+			r.pending = append(r.pending, turnEnd{sq, f}) // its turn ended, its episode goes on
 			continue
 		}
-		keep = append(keep, sq)
+		live = append(live, sq)
 	}
-	clear(r.active[len(keep):])
-	r.active = keep
-	e.stats.NewTokens += B
-	e.stats.DecodeSteps++
-	e.stats.Decode += time.Since(t0)
-	return r.endTurns()
+	e.stats.NewTokens += G
+	return live, nil
 }
 
 // emit yields the finished groups that come next in prompt order; false

@@ -24,10 +24,12 @@ package rollout
 //
 // The cache. A turn ends with its last sampled token not yet in the cache
 // (it would be fed by the next decode step): that token and the new ids
-// are appended to the sample's slot in one prefill (KVCache.Prefill
-// appends), and the next turn's first token is drawn from its logits.
-// The G samples of a prompt share its one prefill, then each continues on
-// its own slot: groups stay per prompt, episodes are per sample.
+// become the sample's pending tokens, which the scheduler's next steps
+// feed in chunks beside the other sequences' decode rows, and the next
+// turn's first token is drawn from the logits of the last of them. The
+// sample keeps its cache pages across turns. The G samples of a prompt
+// share its one prefill, then each continues on its own pages: groups
+// stay per prompt, episodes are per sample.
 //
 // Limits. Each turn takes at most MaxNewTokens; an environment step may
 // append at most Conversation.MaxEnvTokens ids; a sequence holds at most
@@ -214,14 +216,9 @@ func (r *runState) endTurns() error {
 		if err != nil {
 			return fmt.Errorf("prompt %d (id %q) sample %d, turn %d: %w", te.sq.g.Index, te.sq.g.ID, te.sq.s.Index, len(te.sq.s.Turns), err)
 		}
-		if !more {
-			continue
+		if more {
+			r.active = append(r.active, te.sq)
 		}
-		if f := r.ended(te.sq); f != "" {
-			r.pending = append(r.pending, turnEnd{te.sq, f})
-			continue
-		}
-		r.active = append(r.active, te.sq)
 	}
 	r.pending = r.pending[:0]
 	return nil
@@ -266,30 +263,17 @@ func (r *runState) endTurn(sq *seqState, f Finish) (bool, error) {
 	if len(glue) > r.mt.c.MaxEnvTokens || len(sq.g.PromptIDs)+len(s.IDs)+len(glue) >= ep.limit {
 		return end(FinishContext)
 	}
-	feed := append([]int32{s.IDs[len(s.IDs)-1]}, glue...) // the turn's last token is not cached yet
-	logits, err := e.cache.Prefill(sq.slot, feed)
-	if err != nil {
-		return false, err
-	}
 	s.IDs = append(s.IDs, glue...)
 	s.LogProbs = append(s.LogProbs, make([]float32, len(glue))...)
 	t.EnvEnd = len(s.IDs)
 	s.Turns = append(s.Turns, t)
 	ep.conv = append(append(ep.conv, data.Message{Role: "assistant", Content: t.Text}), st.Messages...)
 	ep.turnStart = len(s.IDs)
-	be := e.be
-	e.u[0] = Uniform(p.Seed, sq.g.ID, s.Index, ep.drawn)
-	be.Sample(e.ids[:1], logits, e.u[:1], 1, e.vocab, r.kp)
-	be.LogProbs(e.lpView[1], e.lseView[1], nil, logits, e.ids[:1], 1, e.vocab)
-	be.CopyOut(e.lpHost[:1], e.lpView[1])
-	if err := be.Sync(); err != nil {
-		return false, fmt.Errorf("first token: %w", err)
-	}
-	s.IDs = append(s.IDs, e.ids[0])
-	s.LogProbs = append(s.LogProbs, e.lpHost[0])
 	e.stats.PromptTokens += len(glue)
-	e.stats.NewTokens++
 	e.stats.Prefill += time.Since(t0)
+	// The turn's last token and the glue are now pending: the next steps
+	// feed them (chunked like a prompt) and draw the next turn's first
+	// token with the sample's stream at ep.drawn.
 	return true, nil
 }
 

@@ -1,39 +1,47 @@
-// Package rollout is argrl's generation engine: batched, graph-free
-// incremental decoding over a model.KVCache, with group sampling for GRPO
-// (G samples per prompt), greedy decoding for evaluation, and the per-token
+// Package rollout is argrl's generation engine: continuous batching over
+// a paged KV cache (model.KVCache), with group sampling for GRPO (G
+// samples per prompt), greedy decoding for evaluation, and the per-token
 // log-probs PPO/GRPO take as π_old.
 //
 // Shapes (see kernels/backend.go for the legend):
 //
-//	cache          S slots × Tmax positions (model.KVCache), S = Options.Batch
-//	logits         [B, V] per decode step, B ≤ S active sequences
-//	lp, lse        [S] log-prob of each sampled token, log-sum-exp of its row
+//	cache          Pages × model.PageSize tokens, a page table per sequence;
+//	               at most Options.Batch sequences at once
+//	logits         [R, V] per step, R ≤ Batch sequences
+//	lp, lse        [Batch] log-prob of each sampled token, log-sum-exp of its row
 //
 // How a call runs (engine.go):
 //
-//  1. Admission: while G slots are free, the next prompt (in call order) is
-//     prefilled once into one slot; its G first tokens are drawn from the
-//     prefill logits and the slot is forked into the other G−1.
-//  2. Decode: every active sequence feeds its last token in one ragged
-//     Decode call (each slot at its own position); one token is drawn per
-//     row. A sequence that stops frees its slot at once, and the freed slots
-//     admit the next prompt (continuous batching).
-//  3. Groups are yielded in prompt order once all their samples finished.
+//  1. Admission: while G cache sequences are free, no preempted sequence
+//     waits and the free pages hold its prompt, the next prompt (in call
+//     order) is admitted; its tokens are pending.
+//  2. Steps: each step takes, within a token budget (Options.MaxTokens),
+//     every decoding sequence's newest token, then chunks of the pending
+//     tokens of the others (prompts, recomputations, the environment's
+//     answers), all in one model.KVCache.Step. A prompt whose prefill is
+//     done draws its G first tokens from its logits and shares its pages
+//     with its G−1 other sequences (no copy; a shared partial page is
+//     copied when first written). A sequence that stops frees its pages at
+//     once, and the next prompt comes in (continuous batching).
+//  3. When a step needs more pages than are free, the latest admitted
+//     sequence is preempted: its pages are freed and its tokens become
+//     pending again, recomputed when pages free up.
+//  4. Groups are yielded in prompt order once all their samples finished.
 //
 // Determinism. Sample s of a prompt with id I draws its token at step t
 // with the uniform Uniform(seed, I, s, t), a hash, so the text depends only
-// on (seed, id, sample index) and the logits. Every row of a decode step is
-// computed alone (attention, norms, sampling) except in the matmuls, where
-// the result of a row can depend on the rows around it:
-//   - the default build's gonum sgemm computes every row alike up to 64
-//     rows (and beyond with Options.DecodeRows = Batch): a prompt gives
-//     bit-identical samples alone or among 16, in any order (tested);
-//   - OpenBLAS (-tags openblas) rounds a row differently with its position
-//     in the matrix (measured: rows 0–5 and 6–11 of every 12 differ in the
-//     last bits) and below ~12 rows takes another kernel, so across batch
-//     compositions log-probs agree to ~1e-6 and a sampled token can differ
-//     when a uniform falls within that distance of a boundary of the
-//     sampling distribution (the test measures how often).
+// on (seed, id, sample index) and the logits. Every row of a step is
+// computed alone: the CPU backend's SGEMM sums each output in an order set
+// by K alone, attention, norms and sampling run per row, and each token's
+// attention reads its keys in the same order whatever pages hold them. So
+// on the CPU a sample's tokens and log-probs are bit-identical alone, in
+// any batch, in any arrival order, under any token budget and after any
+// preemption (TestScheduleIndependence, TestEpisodesScheduleIndependence).
+// OpenBLAS (-tags openblas) rounds a row differently with its position in
+// the matrix (measured: rows 0–5 and 6–11 of every 12 differ in the last
+// bits), so across batch compositions log-probs agree to ~1e-6 and a
+// sampled token can differ when a uniform falls within that distance of a
+// boundary of the sampling distribution (the test measures how often).
 //
 // With any build a call is reproducible: the schedule is a function of the
 // prompts, the parameters and Options, so the same call gives the same
@@ -152,8 +160,9 @@ func (g *Group) TokensPerSec() float64 {
 type Stats struct {
 	Prompts, Samples         int
 	PromptTokens, NewTokens  int
-	DecodeSteps              int           // Decode calls
-	Prefill, Decode, Elapsed time.Duration // prefill+first draw, decode steps, whole calls
+	DecodeSteps              int           // engine steps (model.KVCache.Step calls)
+	Preemptions              int           // sequences whose pages were taken back, to be recomputed
+	Prefill, Decode, Elapsed time.Duration // steps with prefill chunks, steps of decode rows only, whole calls
 }
 
 // TokensPerSec is new tokens per second of call time.
@@ -166,18 +175,25 @@ func (s Stats) TokensPerSec() float64 {
 
 // Options configure an Engine.
 type Options struct {
-	// Batch is the most sequences decoded at once: the KV-cache slots.
-	// A group's G samples must fit (G ≤ Batch). 0 means 64.
+	// Batch is the most sequences running at once (cache sequences, and
+	// rows of a step). A group's G samples must fit (G ≤ Batch). 0 means
+	// 64. How many actually run is bounded by the KV pages (Pages).
 	Batch int
-	// DecodeRows is the fewest rows a decode step runs: when fewer
-	// sequences are active, free slots are fed a dummy token to fill the
-	// step up, so every matmul of every step has the same shape. 0 or 1:
-	// no padding. A BLAS may compute a row differently with the number of
-	// rows (gonum's sgemm: only past 64 rows, for outputs of at most 192
-	// features, where it switches from its serial to its blocked path), which
-	// changes the row's float32 rounding with the batch composition; with
-	// the gonum build, Batch > 64 needs DecodeRows = Batch for samples to
-	// be independent of their neighbours. See the package doc for OpenBLAS.
+	// Pages is the KV cache's pages of model.PageSize tokens. 0: room for
+	// Batch sequences at the call's full length (prompt + response), so
+	// nothing is ever preempted. Fewer pages hold more sequences than they
+	// could at full length while most responses are short; when they run
+	// out the latest admitted sequence is preempted and recomputed later,
+	// with identical results.
+	Pages int
+	// MaxTokens is a step's token budget: the running sequences' next
+	// tokens, then chunks of the pending prompts (and, multi-turn, the
+	// environments' answers). 0 means max(Batch, 256).
+	MaxTokens int
+	// DecodeRows is ignored. It padded decode steps with dummy rows so that
+	// every matmul had the same shape; every row of a step is now computed
+	// alone whatever its neighbours (see the package doc), so padding
+	// would change nothing. Kept so that existing callers compile.
 	DecodeRows int
 	// MaxLen caps prompt + response tokens per sequence (0: the model's
 	// MaxLen). The cache is sized per call to the longest prompt plus
@@ -221,13 +237,16 @@ func New(m *model.Model, o Options) (*Engine, error) {
 	if m == nil {
 		return nil, fmt.Errorf("rollout: New: nil model")
 	}
-	if o.Batch < 0 || o.MaxLen < 0 || o.DecodeRows < 0 {
-		return nil, fmt.Errorf("rollout: New: negative Batch %d, MaxLen %d or DecodeRows %d", o.Batch, o.MaxLen, o.DecodeRows)
+	if o.Batch < 0 || o.MaxLen < 0 || o.DecodeRows < 0 || o.Pages < 0 || o.MaxTokens < 0 {
+		return nil, fmt.Errorf("rollout: New: negative Batch %d, MaxLen %d, DecodeRows %d, Pages %d or MaxTokens %d",
+			o.Batch, o.MaxLen, o.DecodeRows, o.Pages, o.MaxTokens)
 	}
 	if o.Batch == 0 {
 		o.Batch = 64
 	}
-	o.DecodeRows = min(max(o.DecodeRows, 1), o.Batch)
+	if o.MaxTokens == 0 {
+		o.MaxTokens = max(o.Batch, 256)
+	}
 	if o.MaxLen == 0 || o.MaxLen > m.MaxLen() {
 		o.MaxLen = m.MaxLen()
 	}

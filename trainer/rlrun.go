@@ -145,7 +145,7 @@ func newRLRun(cfg config.Config, o RLOptions, spec rlSpec) (_ *rlRun, err error)
 	s.Model.Dir = cfg.Model.Path
 	P := cfg.Optim.BatchSize * cfg.Optim.GradAccum
 	most := r.Ranks().MostItems(P) // the most prompts one process rolls out
-	if r.eng, err = rollout.New(s.Model, rollout.Options{Batch: max(r.g, min(64, most*r.g)), MaxLen: cfg.Model.MaxLen, Tokenizer: s.Tokenizer}); err != nil {
+	if r.eng, err = rollout.New(s.Model, rollout.Options{Batch: max(r.g, most*r.g), MaxLen: cfg.Model.MaxLen, Tokenizer: s.Tokenizer}); err != nil {
 		return nil, fmt.Errorf("%s: %w", algo, err)
 	}
 	r.params = rollout.Params{G: r.g, Temperature: float32(cfg.Rollout.Temperature), TopP: float32(cfg.Rollout.TopP),

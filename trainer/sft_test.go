@@ -443,7 +443,7 @@ func TestSFTAdapterRoundTrip(t *testing.T) {
 		t.Fatal("the hook did not run")
 	}
 	ck := filepath.Join(cfg.Run.Dir, ckpt.CheckpointsDir, "step-000002")
-	back, err := model.Open(cfg.Model.Path, kernels.NewCPU(), model.Options{Adapter: ck, MaxLen: cfg.Model.MaxLen})
+	back, err := model.Open(cfg.Model.Path, kernels.NewCPU(), model.Options{Adapter: ck, MaxLen: cfg.Model.MaxLen, Compute: cfg.Model.Compute}) // the run's arithmetic
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -32,6 +32,7 @@ func tinyRecipeConfig(t *testing.T, algo, run, backend string, steps int) config
 	td := "../../trainer/testdata/sft"
 	cfg, err := config.Load("../../configs/"+algo+"-tiny.yaml", []string{
 		"algo=" + algo, "run.dir=" + run, "model.backend=" + backend,
+		"model.compute=f32", // the emulator has no bf16 products; auto would make the CPU run bf16
 		"model.path=" + td + "/tiny", "data.train=" + td + "/train.jsonl", "data.val=",
 		"checkpoint.best_metric=loss", fmt.Sprintf("optim.max_steps=%d", steps)})
 	if err != nil {
@@ -246,7 +247,7 @@ func TestCUDAEmuCommands(t *testing.T) {
 	for _, be := range []string{"cpu", "cuda-emu"} {
 		out, err := runGenerate(t, append([]string{"--model", dir, "--prompt-ids", prompts, "--n", "2", "--batch", "6",
 			"--max-len", "64", "--temperature", "0.9", "--top-p", "0.95", "--max-new-tokens", "8", "--seed", "7",
-			"--backend", be}, ad...)...)
+			"--backend", be, "--compute", "f32"}, ad...)...)
 		if err != nil {
 			t.Fatalf("generate --backend %s: %v", be, err)
 		}
@@ -280,7 +281,7 @@ func TestCUDAEmuCommands(t *testing.T) {
 	}
 	scored := map[string][]string{}
 	for _, be := range []string{"cpu", "cuda-emu"} {
-		out, err := runScore(t, append([]string{"--model", dir, "--input", path, "--backend", be}, ad...)...)
+		out, err := runScore(t, append([]string{"--model", dir, "--input", path, "--backend", be, "--compute", "f32"}, ad...)...)
 		if err != nil {
 			t.Fatalf("score --backend %s: %v", be, err)
 		}
@@ -321,7 +322,7 @@ func TestCUDAEmuCommands(t *testing.T) {
 		cmd.SetErr(&se)
 		out := filepath.Join(tmp, be+".json")
 		cmd.SetArgs([]string{"--model", "../../configs/demo/base-model", "--data", "../../trainer/testdata/sft/val.jsonl",
-			"--max-new-tokens", "12", "--max-len", "512", "--batch", "8", "--backend", be, "--out", out})
+			"--max-new-tokens", "12", "--max-len", "512", "--batch", "8", "--backend", be, "--compute", "f32", "--out", out})
 		if err := cmd.Execute(); err != nil {
 			t.Fatalf("eval --backend %s: %v\n%s", be, err, se.String())
 		}

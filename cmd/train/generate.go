@@ -41,6 +41,7 @@ func init() { root.AddCommand(newGenerateCmd()) }
 // genFlags are the model and engine options generate and eval share.
 type genFlags struct {
 	template, tokenizer, backend string
+	compute                      string
 	maxNewTokens, batch, maxLen  int
 	stop                         []string
 	mergeLoRA                    bool
@@ -56,6 +57,7 @@ func addGenFlags(c *cobra.Command, g *genFlags, maxNewDefault int, maxNewHelp st
 	f.IntVar(&g.maxLen, "max-len", 0, "longest prompt+response in tokens (0: the model's context)")
 	f.StringArrayVar(&g.stop, "stop", nil, "stop string (repeatable); the text keeps it")
 	f.BoolVar(&g.mergeLoRA, "merge-lora", false, "merge the adapter into the weights while generating")
+	addComputeFlag(c, &g.compute)
 }
 
 // genSession is an opened model with its engine and tokenizer.
@@ -75,6 +77,9 @@ func (s *genSession) close() {
 // openGen opens the model, its adapter, the tokenizer (required when
 // needTok) and the engine; log gets the backend chosen.
 func openGen(modelDir, adapter string, g *genFlags, needTok bool, log io.Writer) (*genSession, error) {
+	if err := checkCompute(g.compute); err != nil {
+		return nil, err
+	}
 	cfg, err := model.LoadConfig(modelDir)
 	if err != nil {
 		return nil, err
@@ -104,8 +109,10 @@ func openGen(modelDir, adapter string, g *genFlags, needTok bool, log io.Writer)
 	if err != nil {
 		return nil, err
 	}
-	fmt.Fprintf(log, "backend %s\n", chosen)
-	m, err := model.Open(modelDir, be, model.Options{Adapter: adapter, MaxLen: g.maxLen})
+	m, err := model.Open(modelDir, be, model.Options{Adapter: adapter, MaxLen: g.maxLen, Compute: g.compute})
+	if err == nil {
+		fmt.Fprintf(log, "backend %s, compute %s\n", chosen, m.Compute())
+	}
 	if err != nil {
 		closeBackend(be, os.Stderr)
 		return nil, err

@@ -29,7 +29,7 @@ import (
 func init() { root.AddCommand(newScoreCmd()) }
 
 func newScoreCmd() *cobra.Command {
-	var modelDir, adapter, ids, input, backend string
+	var modelDir, adapter, ids, input, backend, compute string
 	cmd := &cobra.Command{
 		Use:   "score --model DIR [--adapter DIR] (--ids 1,2,3 | --input F.jsonl)",
 		Short: "print per-token log-probs of token id sequences as JSON lines",
@@ -71,16 +71,19 @@ func newScoreCmd() *cobra.Command {
 					}
 				}
 			}
+			if err := checkCompute(compute); err != nil {
+				return fmt.Errorf("score: %w", err)
+			}
 			be, chosen, err := kernels.Choose(backend)
 			if err != nil {
 				return fmt.Errorf("score: %w", err)
 			}
-			fmt.Fprintf(cmd.ErrOrStderr(), "score: backend %s\n", chosen)
 			defer closeBackend(be, cmd.ErrOrStderr())
-			m, err := model.Open(modelDir, be, model.Options{Adapter: adapter})
+			m, err := model.Open(modelDir, be, model.Options{Adapter: adapter, Compute: compute})
 			if err != nil {
 				return fmt.Errorf("score: %w", err)
 			}
+			fmt.Fprintf(cmd.ErrOrStderr(), "score: backend %s, compute %s\n", chosen, m.Compute())
 			defer m.Close()
 			w := bufio.NewWriter(cmd.OutOrStdout())
 			prog := metrics.NewCounter(cmd.ErrOrStderr(), "score", len(seqs))
@@ -106,6 +109,7 @@ func newScoreCmd() *cobra.Command {
 	f.StringVar(&adapter, "adapter", "", "PEFT LoRA adapter directory to apply")
 	f.StringVar(&ids, "ids", "", "one sequence of comma-separated token ids")
 	f.StringVar(&input, "input", "", `JSONL file of {"token_ids":[...]} objects`)
+	addComputeFlag(cmd, &compute)
 	f.StringVar(&backend, "backend", kernels.Auto, "compute backend ("+strings.Join(kernels.Names(), ", ")+", or auto: cuda when the binary has it and a GPU answers, else cpu)")
 	return cmd
 }

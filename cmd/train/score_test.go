@@ -79,7 +79,8 @@ func TestScoreCommand(t *testing.T) {
 				t.Fatal(err)
 			}
 			// --ids, base model.
-			out, err := runScore(t, "--model", dir, "--ids", idList(ref.Tokens[0]))
+			// --compute f32: the PyTorch reference is float32.
+			out, err := runScore(t, "--model", dir, "--compute", "f32", "--ids", idList(ref.Tokens[0]))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -95,7 +96,7 @@ func TestScoreCommand(t *testing.T) {
 			if err := os.WriteFile(path, []byte(in.String()), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			out, err = runScore(t, "--model", dir, "--adapter", filepath.Join(dir, "adapter"), "--input", path)
+			out, err = runScore(t, "--model", dir, "--compute", "f32", "--adapter", filepath.Join(dir, "adapter"), "--input", path)
 			if err != nil {
 				t.Fatal(err)
 			}

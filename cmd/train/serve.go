@@ -144,5 +144,6 @@ most --drain), then exits.`,
 	fl.StringVar(&g.backend, "backend", "", "compute backend (\"\" = auto: cuda when the binary has it and a GPU answers, else cpu)")
 	fl.IntVar(&g.batch, "batch", 64, "sequences decoded at once (KV-cache slots)")
 	fl.IntVar(&g.maxLen, "max-len", 0, "longest prompt+response in tokens (0: the model's context)")
+	addComputeFlag(c, &g.compute)
 	return c
 }

@@ -55,7 +55,7 @@ evaluate() {
 	mkdir -p "$EVALS/$stage"
 	for split in learn gen; do
 		for lang in es it nl fr; do
-			bin/train eval --model "$BASE" "$@" --data "$DATA/test_$split.$lang.jsonl" \
+			bin/train eval --model "$BASE" --compute f32 "$@" --data "$DATA/test_$split.$lang.jsonl" \
 				--max-new-tokens $MAXNEW --out "$EVALS/$stage/$split.$lang.json" >/dev/null
 		done
 	done

@@ -38,6 +38,7 @@ func newEmu(t *testing.T, opt EmuOptions) *Backend {
 //     longer than a block, two-pass column sums, V > blockDim, top-k/top-p
 //     on V = 20000;
 //   - the bf16 tensor-core GEMM path;
+//   - a bf16 paged KV cache (kvcache_test.go);
 //
 // and finally checks that every kernel in the .cu sources was launched.
 func TestEmulatedKernels(t *testing.T) {
@@ -69,6 +70,7 @@ func TestEmulatedKernels(t *testing.T) {
 		run("shapes/"+order, EmuOptions{Order: i, Seed: 5}, testShapes)
 	}
 	run("tensorcores", EmuOptions{Options: Options{BF16TensorCores: true}}, testTensorCores)
+	run("paged-bf16", EmuOptions{Order: 2, Seed: 3}, testPagedBF16)
 	t.Run("coverage", func(t *testing.T) {
 		if !all {
 			t.Skip("coverage needs every subtest to run")

@@ -57,7 +57,17 @@ func (be *Backend) Attention(out, lse, q, k, v kernels.Buffer, p kernels.AttnPar
 	meta, kso, scale := o.attnCheck(p)
 	nq, nkv := p.B*p.Tq*p.Hq*p.D, p.S*p.Tmax*p.Hkv*p.D
 	op, lp := o.out("out", out, nq), o.out("lse", lse, p.B*p.Tq*p.Hq)
-	qp, kp, vp := o.in("q", q, nq), o.in("k", k, nkv), o.in("v", v, nkv)
+	qp := o.in("q", q, nq)
+	var kp, vp devPtr
+	if p.Pages != nil {
+		kp, vp, meta = o.attnGather(k, v, p, nkv, nq)
+		if meta == nil {
+			return
+		}
+		p.Tmax = int(meta[3*p.B]) // the gathered rows' length
+	} else {
+		kp, vp = o.in("k", k, nkv), o.in("v", v, nkv)
+	}
 	if o.Skip(nq) {
 		return
 	}
@@ -70,6 +80,7 @@ func (be *Backend) AttentionBackward(dq, dk, dv, dout, q, k, v, out, lse kernels
 	o := be.begin("AttentionBackward")
 	defer o.end()
 	meta, kso, scale := o.attnCheck(p)
+	o.NoPages(p)
 	nq, nkv, nr := p.B*p.Tq*p.Hq*p.D, p.S*p.Tmax*p.Hkv*p.D, p.B*p.Tq*p.Hq
 	dqp, dkp, dvp := o.out("dq", dq, nq), o.out("dk", dk, nkv), o.out("dv", dv, nkv)
 	dop, qp, kp, vp := o.in("dout", dout, nq), o.in("q", q, nq), o.in("k", k, nkv), o.in("v", v, nkv)
@@ -122,4 +133,79 @@ func (be *Backend) KVWrite(cache, x kernels.Buffer, slot, pos []int32, B, T, Hkv
 	}
 	o.launch("kv_write", grid1(int64(B*T*Hkv*D)), block1, pArg(cp), pArg(xp), pArg(o.ints(meta)),
 		iArg(B), iArg(T), iArg(Hkv), iArg(D), iArg(Tmax))
+}
+
+// attnGather copies each batch row's keys and values out of the paged cache
+// k, v (f32 or bf16 pages) into two scratch blocks [B, L, Hkv, D], L the
+// longest KLen, so attn_fwd reads them as B slots of L tokens (kvcache.cu).
+// It returns their addresses and meta with slot b for row b and L appended.
+// Today's decode path: it moves each row's visible keys once more through
+// memory; paged attention kernels read the pages in place.
+func (o *opCtx) attnGather(k, v kernels.Buffer, p kernels.AttnParams, nkv, nq int) (kp, vp devPtr, meta []int32) {
+	kb, vb := o.buf("k", k, nkv, kernels.Read), o.buf("v", v, nkv, kernels.Read)
+	if o.Bad {
+		return 0, 0, nil
+	}
+	if kb.dt != vb.dt {
+		o.Failf("k is %v and v %v: a paged cache stores both alike", kb.dt, vb.dt)
+		return 0, 0, nil
+	}
+	L := 1
+	gm := make([]int32, p.B*p.MaxPages+p.B)
+	copy(gm, p.Pages[:p.B*p.MaxPages])
+	meta = make([]int32, 3*p.B+1)
+	for b := 0; b < p.B; b++ {
+		_, qpos, klen := p.Row(b)
+		L = max(L, klen)
+		gm[p.B*p.MaxPages+b] = int32(max(0, min(klen, qpos+p.Tq))) // keys some query sees
+		meta[b], meta[p.B+b], meta[2*p.B+b] = int32(b), int32(qpos), int32(klen)
+	}
+	meta[3*p.B] = int32(L)
+	if nq == 0 {
+		return 0, 0, meta
+	}
+	HD := p.Hkv * p.D
+	n := int64(p.B) * int64(L) * int64(HD)
+	kp, vp = o.scratch(n*4), o.scratch(n*4)
+	gp := o.ints(gm)
+	kernel := "kv_gather"
+	if kb.dt == kernels.BF16 {
+		kernel = "kv_gather_bf16"
+	}
+	for _, c := range [2]struct{ dst, src devPtr }{{kp, kb.ptr()}, {vp, vb.ptr()}} {
+		o.launch(kernel, grid1(n), block1, pArg(c.dst), pArg(c.src), pArg(gp),
+			iArg(p.B), iArg(L), iArg(HD), iArg(p.Tmax), iArg(p.MaxPages))
+	}
+	return kp, vp, meta
+}
+
+// KVScatter writes row n of x [N,Hkv,D] into the paged cache at (page[n],
+// off[n]); the cache may store bf16 (rounded to nearest even).
+func (be *Backend) KVScatter(cache, x kernels.Buffer, page, off []int32, N, Hkv, D, Tmax int) {
+	o := be.begin("KVScatter")
+	defer o.end()
+	o.Dims("N, Hkv, D, Tmax", N, Hkv, D, Tmax)
+	o.Side("page", len(page), N)
+	o.Side("off", len(off), N)
+	xp := o.in("x", x, N*Hkv*D)
+	c := o.buf("cache", cache, 0, kernels.WriteAny)
+	if o.Skip(N, Hkv, D) {
+		return
+	}
+	S := 0
+	if Tmax > 0 {
+		S = c.n / (Tmax * Hkv * D)
+	}
+	if !o.KVPages(page[:N], off[:N], S, Tmax) {
+		return
+	}
+	meta := make([]int32, 2*N)
+	copy(meta, page[:N])
+	copy(meta[N:], off[:N])
+	kernel := "kv_scatter"
+	if c.dt == kernels.BF16 {
+		kernel = "kv_scatter_bf16"
+	}
+	o.launch(kernel, grid1(int64(N*Hkv*D)), block1, pArg(c.ptr()), pArg(xp), pArg(o.ints(meta)),
+		iArg(N), iArg(Hkv*D), iArg(Tmax))
 }

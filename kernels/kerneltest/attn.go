@@ -99,6 +99,71 @@ func testAttention(h *harness) {
 	}
 }
 
+// pagedCases are decode and chunked-prefill shapes over a paged cache:
+// pages of Tmax = 3 tokens in a shuffled order, rows sharing a page (the
+// G samples of a prompt), keys ending mid-page, unused page entries -1,
+// and more keys than one CPU P·V block (attnKeyBlock, 256).
+func pagedCases() []kernels.AttnParams {
+	return []kernels.AttnParams{
+		{B: 3, Tq: 1, Hq: 8, Hkv: 2, D: 8, S: 7, Tmax: 3, QPos: []int32{3, 7, 0}, KLen: []int32{4, 8, 1},
+			Pages: []int32{5, 2, -1, 6, 0, 4, 1, -1, -1}, MaxPages: 3},
+		{B: 2, Tq: 4, Hq: 4, Hkv: 1, D: 4, S: 6, Tmax: 3, QPos: []int32{2, 5}, KLen: []int32{6, 9},
+			Pages: []int32{3, 1, -1, 3, 4, 0}, MaxPages: 3},
+		{B: 2, Tq: 1, Hq: 2, Hkv: 2, D: 3, S: 5, Tmax: 3, QPos: []int32{5, 2}, KLen: []int32{6, 3},
+			Pages: []int32{4, 4, 1, -1}, MaxPages: 2}, // row 0 reads one page twice
+		{B: 1, Tq: 1, Hq: 2, Hkv: 1, D: 4, S: 20, Tmax: 16, QPos: []int32{299}, KLen: []int32{300},
+			Pages: []int32{19, 3, 7, 0, 11, 2, 14, 5, 9, 1, 18, 6, 12, 4, 16, 8, 10, 13, 15}, MaxPages: 19},
+	}
+}
+
+// testAttentionPaged: paged forward against the reference, and equal to
+// the same attention over the pages laid out contiguously in each row's
+// slot (the reference's two layouts agree; the backend's, to tolerance).
+func testAttentionPaged(h *harness) {
+	t := h.t
+	for ci, p := range pagedCases() {
+		nq, nkv := p.B*p.Tq*p.Hq*p.D, p.S*p.Tmax*p.Hkv*p.D
+		q, k, v := h.vec(nq, 1.5), h.vec(nkv, 1.5), h.vec(nkv, 1)
+		what := fmt.Sprintf("paged Attention case %d", ci)
+		out, lse := h.f32(h.vec(nq, 9)), h.f32(h.vec(p.B*p.Tq*p.Hq, 9))
+		h.b.Attention(out, lse, h.f32(q), h.f32(k), h.f32(v), p)
+		wo, wl := make([]float64, nq), make([]float64, p.B*p.Tq*p.Hq)
+		kernels.RefAttention(wo, wl, q, k, v, p)
+		approx(t, what+" out", h.down(out), wo, rtolAttn, atolAttn)
+		approx(t, what+" lse", h.down(lse), wl, rtolAttn, atolAttn)
+
+		// The same keys gathered into one slot per row.
+		c := p
+		c.Pages, c.MaxPages, c.S, c.Tmax = nil, 0, p.B, p.MaxPages*p.Tmax
+		row := c.Tmax * p.Hkv * p.D
+		ck, cv := make([]float64, p.B*row), make([]float64, p.B*row)
+		for b := 0; b < p.B; b++ {
+			for j := 0; j < int(p.KLen[b]); j++ {
+				pg := int(p.Pages[b*p.MaxPages+j/p.Tmax])
+				src := (pg*p.Tmax + j%p.Tmax) * p.Hkv * p.D
+				copy(ck[b*row+j*p.Hkv*p.D:][:p.Hkv*p.D], k[src:])
+				copy(cv[b*row+j*p.Hkv*p.D:][:p.Hkv*p.D], v[src:])
+			}
+		}
+		co, cl := make([]float64, nq), make([]float64, p.B*p.Tq*p.Hq)
+		kernels.RefAttention(co, cl, q, ck, cv, c)
+		approx(t, what+" reference, paged vs contiguous out", wo, co, 0, 0)
+		approx(t, what+" reference, paged vs contiguous lse", wl, cl, 0, 0)
+	}
+}
+
+// testKVScatter: rows land at (page, off) and nothing else changes.
+func testKVScatter(h *harness) {
+	N, Hkv, D, S, Tmax := 4, 2, 3, 3, 4
+	page, off := []int32{2, 0, 2, 1}, []int32{3, 0, 0, 2}
+	cache := h.vec(S*Tmax*Hkv*D, 1)
+	x := h.vec(N*Hkv*D, 1)
+	cb := h.f32(cache)
+	h.b.KVScatter(cb, h.f32(x), page, off, N, Hkv, D, Tmax)
+	kernels.RefKVScatter(cache, x, page, off, N, Hkv, D, Tmax)
+	approx(h.t, "KVScatter", h.down(cb), cache, 0, 0)
+}
+
 // testKVWrite: rows land at (slot, pos) and nothing else changes.
 func testKVWrite(h *harness) {
 	B, T, Hkv, D, S, Tmax := 3, 2, 2, 3, 4, 5

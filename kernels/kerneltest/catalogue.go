@@ -53,6 +53,10 @@ func catalogue() []opSpec {
 	att := kernels.AttnParams{B: 2, Tq: 3, Hq: 4, Hkv: 2, D: D, S: 2, Tmax: 3, KLen: []int32{3, 2}}
 	nq, nkv, nl := 2*3*4*D, 2*3*2*D, 2*3*4
 	kvSlot, kvPos := []int32{1, 0}, []int32{0, 3}
+	// att's cache paged: its 6 rows as 3 pages of 2; row 0 reads pages 2
+	// then 0, row 1 page 1.
+	paged := kernels.AttnParams{B: 2, Tq: 3, Hq: 4, Hkv: 2, D: D, S: 3, Tmax: 2, KLen: []int32{3, 2},
+		Pages: []int32{2, 0, 1, -1}, MaxPages: 2}
 	host, raw := make([]float32, R*C), make([]float32, R*C) // raw: Upload's bytes
 	for i := range host {
 		host[i], raw[i] = float32(i)/4-1, float32(i%5)-2.5
@@ -103,6 +107,15 @@ func catalogue() []opSpec {
 		{name: "KVWrite", args: []argSpec{arg("cache", 2*5*2*D, out), arg("x", 2*2*2*D, in)}, ints: [][]int32{kvSlot, kvPos},
 			call: func(b kernels.Backend, a map[string]kernels.Buffer) {
 				b.KVWrite(a["cache"], a["x"], kvSlot, kvPos, 2, 2, 2, D, 5)
+			}},
+		{name: "KVScatter", args: []argSpec{arg("cache", 3*4*2*D, out), arg("x", 2*2*D, in)}, ints: [][]int32{kvSlot, kvPos},
+			call: func(b kernels.Backend, a map[string]kernels.Buffer) {
+				b.KVScatter(a["cache"], a["x"], kvSlot, kvPos, 2, 2, D, 4)
+			}},
+		{name: "Attention paged", args: []argSpec{arg("out", nq, out), arg("lse", nl, out), arg("q", nq, in), arg("k", nkv, in), arg("v", nkv, in)},
+			ints: [][]int32{paged.KLen, paged.Pages},
+			call: func(b kernels.Backend, a map[string]kernels.Buffer) {
+				b.Attention(a["out"], a["lse"], a["q"], a["k"], a["v"], paged)
 			}},
 		{name: "SwiGLU", args: []argSpec{arg("out", R*C, out), arg("gate", R*C, in), arg("up", R*C, in)},
 			call: func(b kernels.Backend, a map[string]kernels.Buffer) { b.SwiGLU(a["out"], a["gate"], a["up"], R*C) }},

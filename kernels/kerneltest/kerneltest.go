@@ -53,6 +53,8 @@ func RunAllExcept(t *testing.T, b kernels.Backend, skip ...string) {
 		{"RoPE", testRoPE},
 		{"Attention", testAttention},
 		{"KVWrite", testKVWrite},
+		{"AttentionPaged", testAttentionPaged},
+		{"KVScatter", testKVScatter},
 		{"SwiGLU", testSwiGLU},
 		{"LogProbs", testLogProbs},
 		{"Elementwise", testElementwise},

@@ -155,6 +155,28 @@ func testErrors(h *harness) {
 	b.KVWrite(kv, h.zeros(2*4), []int32{0}, []int32{2}, 1, 2, 1, 4, 3)
 	h.wantErr("KVWrite past Tmax", "KVWrite")
 
+	// kv as 3 pages of 1 token.
+	pg := kernels.AttnParams{B: 1, Tq: 1, Hq: 2, Hkv: 1, D: 4, S: 3, Tmax: 1, QPos: []int32{1}, KLen: []int32{2}, MaxPages: 2}
+	pg.Pages = []int32{0, 3}
+	b.Attention(q, h.zeros(2), q, kv, kv, pg)
+	h.wantErr("Attention with a page out of range", "Attention")
+	pg.Pages = []int32{0}
+	b.Attention(q, h.zeros(2), q, kv, kv, pg)
+	h.wantErr("Attention with a short page table", "Attention")
+	pg.Pages, pg.KLen = []int32{0, 1}, []int32{3}
+	b.Attention(q, h.zeros(2), q, kv, kv, pg)
+	h.wantErr("Attention with KLen > MaxPages·Tmax", "Attention")
+	pg.KLen, pg.Slot = []int32{2}, []int32{0}
+	b.Attention(q, h.zeros(2), q, kv, kv, pg)
+	h.wantErr("Attention with Slot and Pages", "Attention")
+	pg.Slot = nil
+	b.AttentionBackward(q, kv, kv, q, q, kv, kv, q, h.zeros(2), pg)
+	h.wantErr("AttentionBackward with Pages", "AttentionBackward")
+	b.KVScatter(kv, h.zeros(4), []int32{3}, []int32{0}, 1, 1, 4, 1)
+	h.wantErr("KVScatter page out of range", "KVScatter")
+	b.KVScatter(kv, h.zeros(4), []int32{0}, []int32{1}, 1, 1, 4, 1)
+	h.wantErr("KVScatter offset past Tmax", "KVScatter")
+
 	b.AdamW(a, a, c, c, 6, kernels.AdamWParams{LR: 1, Beta1: 0.9, Beta2: 0.99, Step: 1})
 	h.wantErr("AdamW with short state", "AdamW")
 

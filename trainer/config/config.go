@@ -86,10 +86,11 @@ type ModelConfig struct {
 	// System is the system prompt of records without one ("" = the chat
 	// template's default).
 	System string `yaml:"system"`
-	// Compute is the matmul arithmetic: f32, or bf16 (weights and
+	// Compute is the matmul arithmetic: f32, bf16 (weights and
 	// activations rounded to bfloat16, float32 sums, as PyTorch's bf16
 	// autocast) where the backend has bf16 products (a CPU with
-	// AVX512-BF16; elsewhere bf16 computes as f32).
+	// AVX512-BF16; elsewhere bf16 computes as f32), or auto (the default):
+	// bf16 where the backend has bf16 products, f32 elsewhere.
 	Compute string `yaml:"compute"`
 	// Recompute is what training recomputes instead of keeping between
 	// the forward and the backward pass: none, or layer (only each
@@ -339,7 +340,7 @@ func Default() Config {
 	return Config{
 		Algo: "sft", Format: "tool_call", Judge: "builtin", LossAgg: "token-mean", EvalEvery: 50, IsLevel: "token",
 		Run:   RunConfig{Dir: "runs/default", Seed: 1},
-		Model: ModelConfig{Backend: "auto", MaxLen: 2048, Init: "pretrained", Compute: "f32", Recompute: "none"},
+		Model: ModelConfig{Backend: "auto", MaxLen: 2048, Init: "pretrained", Compute: "auto", Recompute: "none"},
 		Data:  DataConfig{BucketWindow: 64, Packing: true},
 		LoRA: LoRAConfig{Enabled: true, R: 32, Alpha: 64, Dropout: 0.05,
 			Targets: []string{"q", "k", "v", "o", "gate", "up", "down"}},
@@ -436,7 +437,7 @@ func (c *Config) Validate() error {
 	oneOf("adv.estimator", c.Adv.Estimator, "grpo", "rloo", "reinforce++")
 	oneOf("overlong.mode", c.Overlong.Mode, "none", "filter", "penalty")
 	oneOf("rollout.env.name", c.Rollout.Env.Name, "synth", "bfcl", "http")
-	oneOf("model.compute", c.Model.Compute, "f32", "bf16")
+	oneOf("model.compute", c.Model.Compute, "auto", "f32", "bf16")
 	oneOf("model.recompute", c.Model.Recompute, "none", "layer")
 	positive("token_weight.beta", c.TokenWeight.Beta)
 	positive("optim.lr", c.Optim.LR)
