@@ -14,8 +14,10 @@ vet:
 
 # The README's test command: vet, the linter + every unit test, no GPU,
 # no Python.
+# (-timeout 30m: cmd/gpucheck's dry run of make gpu-check takes about 8
+# minutes on 2 busy cores, near go test's default 10-minute limit.)
 test: vet lint
-	$(GO) test ./...
+	$(GO) test -timeout 30m ./...
 
 # errcheck (pinned; installed from the Go module proxy into .cache/tools
 # on first use): no error is dropped in trainer/, discarded with _ included
@@ -51,6 +53,7 @@ bench: deps-bench
 	sh bench/sft/recompute.sh
 	sh bench/rollout/bench.sh
 	sh bench/pack/bench.sh
+	sh bench/serve/bench.sh
 	$(GO) test ./trainer/ -run '^$$' -bench GRPOStep -benchtime 2x -timeout 60m
 	sh bench/dist/bench.sh
 	ARGRL_LONG=1 $(GO) test ./model/ -run '^TestLongScaleRSS$$' -v -timeout 30m | grep -E 'scale:|^(ok|FAIL|---)'
@@ -158,11 +161,13 @@ fixtures:
 	/usr/bin/python3 testdata/make_fixtures.py
 	/usr/bin/python3 kernels/testdata/gen_torch_ref.py
 
-# Each parser's fuzz target for 60 s (docs/contracts.md §2: parsers never panic).
+# Each parser's fuzz target for 60 s (docs/contracts.md §2: parsers never panic),
+# and train serve's request decoder (docs/serve.md).
 fuzz:
 	$(GO) test ./data/format -run '^$$' -fuzz '^FuzzToolCall$$' -fuzztime 60s
 	$(GO) test ./data/format -run '^$$' -fuzz '^FuzzPythonic$$' -fuzztime 60s
 	$(GO) test ./data/format -run '^$$' -fuzz '^FuzzReasonTool$$' -fuzztime 60s
+	$(GO) test ./serve -run '^$$' -fuzz '^FuzzDecodeRequest$$' -fuzztime 60s
 
 clean:
 	rm -rf $(BIN)

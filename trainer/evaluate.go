@@ -29,6 +29,7 @@ import (
 	"sort"
 
 	"github.com/argrl/argrl/data"
+	"github.com/argrl/argrl/data/format"
 	"github.com/argrl/argrl/reward"
 	"github.com/argrl/argrl/rollout"
 	"github.com/argrl/argrl/trainer/metrics"
@@ -58,7 +59,17 @@ func (s *Setup) Evaluate(ctx context.Context, ds *Dataset, o EvalOptions) (metri
 		}
 		m["loss"] = loss
 	}
-	if !o.Generate {
+	chat := 0 // plain conversations have no call to score
+	for _, ex := range exs {
+		if ex.Rec.PlainChat() {
+			chat++
+		}
+	}
+	if chat > 0 && o.Generate && !s.notedChat {
+		s.notedChat = true
+		fmt.Fprintf(s.log, "evaluate %s: %d of %d records are plain chat (no tools): the call metrics (TID…FCM) skip them\n", ds.Path, chat, len(exs))
+	}
+	if !o.Generate || chat == len(exs) {
 		if !s.ranks.Lead() {
 			return nil, nil, nil, nil
 		}
@@ -71,11 +82,21 @@ func (s *Setup) Evaluate(ctx context.Context, ds *Dataset, o EvalOptions) (metri
 	if !s.ranks.Lead() {
 		return nil, nil, texts, nil
 	}
-	recs := make([]data.Record, len(exs))
-	for i, ex := range exs {
-		recs[i] = *ex.Rec
+	recs := make([]data.Record, 0, len(exs))
+	scored := texts
+	if chat > 0 {
+		scored = make([]string, 0, len(exs)-chat)
 	}
-	rep, outs, err := s.Scorer.Evaluate(ctx, recs, texts)
+	for i, ex := range exs {
+		if !ex.Rec.PlainChat() {
+			recs = append(recs, *ex.Rec)
+			if chat > 0 {
+				scored = append(scored, texts[i])
+			}
+		}
+	}
+	s.warnFormat("evaluate", "evaluate "+ds.Path, scored)
+	rep, outs, err := s.Scorer.Evaluate(ctx, recs, scored)
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("evaluate %s: %w", ds.Path, err)
 	}
@@ -86,6 +107,26 @@ func (s *Setup) Evaluate(ctx context.Context, ds *Dataset, o EvalOptions) (metri
 		m["alc_cont"] = rep.ALCCont
 	}
 	return m, &rep, texts, nil
+}
+
+// warnFormat prints format.Mismatch's one-line warning when more than half
+// of texts have no call in the configured format but calls in another;
+// once per kind of output (a step's rollouts, an evaluation) and run.
+func (s *Setup) warnFormat(kind, what string, texts []string) {
+	if s.warned[kind] || !s.ranks.Lead() {
+		return
+	}
+	m := format.NewMismatch(s.Format)
+	for _, t := range texts {
+		m.Add(t)
+	}
+	if w := m.Warning(what); w != "" {
+		if s.warned == nil {
+			s.warned = map[string]bool{}
+		}
+		s.warned[kind] = true
+		fmt.Fprintln(s.log, w)
+	}
 }
 
 // nllSum is a part's share of the validation loss (it travels between

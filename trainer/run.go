@@ -38,13 +38,14 @@ package trainer
 // RUN/checkpoints and picks the checkpoint to resume. A fresh run refuses
 // a directory that already holds a checkpoint, so a forgotten --resume
 // never overwrites a run. Prepare writes RUN/config.yaml (the resolved
-// config, reloadable with --config) and opens RUN/metrics.jsonl (cut back
-// to the resumed step); OpenRun is ClaimRun with those files at once. A
-// failed start leaves nothing behind: with RunOptions.Inputs the model's
-// config.json and the data files are checked before the directory is
-// made (CheckInputs), and Close removes what a fresh run's start made
-// (directories, lock, config.yaml, metrics.jsonl) until Resume returns or
-// a checkpoint is written.
+// config, reloadable with --config; a resumed run appends its changed keys
+// to RUN/config.history instead, see config.LoadResume) and opens
+// RUN/metrics.jsonl (cut back to the resumed step); OpenRun is ClaimRun
+// with those files at once. A failed start leaves nothing behind: with
+// RunOptions.Inputs the model's config.json and the data files are checked
+// before the directory is made (CheckInputs), and Close removes what a
+// fresh run's start made (directories, lock, config.yaml, metrics.jsonl)
+// until Resume returns or a checkpoint is written.
 //
 // The config hash in trainer_state.json (ConfigHash, setup.go) covers
 // every key except run.dir and the checkpoint and dist sections; resuming
@@ -73,7 +74,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"reflect"
+	"time"
 
 	"github.com/argrl/argrl/dist"
 	"github.com/argrl/argrl/internal/atomicfile"
@@ -274,7 +275,7 @@ func OpenRun(cfg config.Config, o RunOptions) (*Run, error) {
 // claim is rank 0's ClaimRun once the lock is held.
 func (r *Run) claim(o RunOptions) error {
 	cfg, dir, warn := r.Config, r.Dir, r.Log
-	if _, err := atomicfile.RemoveStale(dir, ConfigFile); err != nil {
+	if _, err := atomicfile.RemoveStale(dir, ConfigFile, config.HistoryFile); err != nil {
 		return fmt.Errorf("run: %w", err)
 	}
 	ck, err := ckpt.New(dir, cfg.Checkpoint.KeepLast)
@@ -288,7 +289,8 @@ func (r *Run) claim(o RunOptions) error {
 		}
 		st := r.Resumed.State
 		if h := ConfigHash(cfg); st.ConfigHash != "" && st.ConfigHash != h {
-			fmt.Fprintf(warn, "resume: warning: the config differs from the one %s was trained with (config hash %s, now %s); the continuation will not match an uninterrupted run\n", r.Resumed.Name, st.ConfigHash, h)
+			fmt.Fprintf(warn, "resume: warning: the config differs from the one %s was trained with (config hash %s, now %s)%s; the continuation will not match an uninterrupted run\n",
+				r.Resumed.Name, st.ConfigHash, h, config.ChangedSince(dir, cfg))
 		}
 		r.bestSeen, r.bestStep = st.BestMetric, st.BestStep
 		return nil
@@ -311,14 +313,20 @@ func (r *Run) openFiles() error {
 			r.made = append(r.made, filepath.Join(r.Dir, f))
 		}
 	}
-	if err := WriteConfigYAML(filepath.Join(r.Dir, ConfigFile), r.Config); err != nil {
-		return err
-	}
-	resumeStep := -1
+	resumeStep, err := -1, error(nil)
 	if r.Resumed != nil {
 		resumeStep = r.Resumed.State.Step
 	}
-	var err error
+	// A resumed run never rewrites config.yaml: the keys it changed go to
+	// config.history (config.LoadResume decided they may change).
+	if _, serr := os.Stat(filepath.Join(r.Dir, ConfigFile)); r.Resumed != nil && serr == nil {
+		err = config.AppendHistory(r.Dir, r.Resumed.Name, r.Config, time.Now())
+	} else {
+		err = WriteConfigYAML(filepath.Join(r.Dir, ConfigFile), r.Config)
+	}
+	if err != nil {
+		return err
+	}
 	r.Metrics, err = metrics.Open(filepath.Join(r.Dir, metrics.File), resumeStep)
 	return err
 }
@@ -449,8 +457,8 @@ func (r *Run) restore() error {
 			fmt.Fprintf(r.Log, "%s: note: %s was written summing %d shares per step, this run sums %d: the continuation matches an uninterrupted run to float32 rounding, not bit for bit (dist.shares: %d on %d ranks or on one process reproduces it)\n",
 				r.name, ck.Name, was, r.ranks.Shares(), was, was)
 		}
-		if !reflect.DeepEqual(st.Scheduler, r.Sched) {
-			fmt.Fprintf(r.Log, "%s: warning: the schedule changed since %s (%+v, now %+v)\n", r.name, ck.Name, st.Scheduler, r.Sched)
+		if d := optim.ScheduleChange(st.Scheduler, r.Sched); d != "" {
+			fmt.Fprintf(r.Log, "%s: warning: the learning-rate schedule changed since %s: %s; the learning rates from step %d on are not the uninterrupted run's\n", r.name, ck.Name, d, st.Step+1)
 		}
 		r.Done, r.TokensSeen = st.Step, st.TokensSeen
 		fmt.Fprintf(r.Log, "%s: resuming from %s (step %d of %d)\n", r.name, ck.Dir, r.Done, r.Total)

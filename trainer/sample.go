@@ -128,6 +128,13 @@ func (r *rlRun) rollAndScore(ctx context.Context, step, b int, recs []int, m met
 	if err != nil {
 		return nil, nil, err
 	}
+	if r.mt == nil {
+		texts := make([]string, len(items))
+		for i, it := range items {
+			texts[i] = it.sample.Text
+		}
+		r.Setup.warnFormat("step", fmt.Sprintf("step %d", step), texts)
+	}
 	r.shape(items, rewards, m)
 	return items, rewards, nil
 }

@@ -118,6 +118,11 @@ type Setup struct {
 
 	log   io.Writer
 	ranks *ranks.Team // the ranks Evaluate splits its work over
+
+	// notedChat: Evaluate has said that plain-chat records skip the call
+	// metrics; warned: the kinds of output warnFormat has warned about.
+	notedChat bool
+	warned    map[string]bool
 }
 
 // NewSetup builds everything cfg describes; see the file header.
@@ -170,12 +175,12 @@ func NewSetup(cfg config.Config, o SetupOptions) (s *Setup, err error) {
 		if cfg.Data.Train == "" {
 			return nil, errors.New(`key "data.train" is empty: give the training JSONL file`)
 		}
-		if s.Train, err = s.Encode(cfg.Data.Train, log); err != nil {
+		if s.Train, err = s.EncodeSplit(cfg.Data.Train, cfg.Data.TrainSplit, "data.train", log); err != nil {
 			return nil, fmt.Errorf(`key "data.train": %w`, err)
 		}
 	}
 	if cfg.Data.Val != "" {
-		if s.Val, err = s.Encode(cfg.Data.Val, log); err != nil {
+		if s.Val, err = s.EncodeSplit(cfg.Data.Val, cfg.Data.ValSplit, "data.val", log); err != nil {
 			return nil, fmt.Errorf(`key "data.val": %w`, err)
 		}
 	}
@@ -228,7 +233,19 @@ func (s *Setup) Close() {
 // assistant token after the model.max_len cut are dropped (reported on log);
 // a file left without examples is an error.
 func (s *Setup) Encode(path string, log io.Writer) (*Dataset, error) {
-	recs, err := data.ReadFile(path)
+	return s.EncodeSplit(path, "", "", log)
+}
+
+// EncodeSplit is Encode on the records of split (data.ReadTraining; key
+// names the config key in its errors, "" for a plain file read).
+func (s *Setup) EncodeSplit(path, split, key string, log io.Writer) (*Dataset, error) {
+	var recs []data.Record
+	var err error
+	if key == "" {
+		recs, err = data.ReadSpec(path)
+	} else {
+		recs, err = data.ReadTraining(path, split, key)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -301,7 +318,11 @@ func CheckInputs(cfg config.Config) error {
 		if f.path == "" {
 			continue
 		}
-		if st, err := os.Stat(f.path); err != nil {
+		path, _, err := data.ParseSpec(f.path) // FILE#split=NAME
+		if err != nil {
+			return fmt.Errorf("key %q: %w", f.key, err)
+		}
+		if st, err := os.Stat(path); err != nil {
 			return fmt.Errorf("key %q: %w", f.key, err)
 		} else if st.IsDir() {
 			return fmt.Errorf("key %q: %s is a directory, not a JSONL file", f.key, f.path)

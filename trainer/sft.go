@@ -122,7 +122,9 @@ func sft(ctx context.Context, cfg config.Config, o SFTOptions) (_ *SFTResult, er
 	res := &SFTResult{Steps: run.Done}
 	evaluate := func(ctx context.Context, step int) (metrics.Metrics, error) {
 		e, _, _, err := s.Evaluate(ctx, s.Val, EvalOptions{Max: cfg.Data.ValMax, Generate: true})
-		if err == nil {
+		if _, scored := e["tid"]; err == nil && !scored {
+			run.Progress.Printf("eval step %d: loss %.4f (plain chat: no call metrics)", step, e["loss"])
+		} else if err == nil {
 			run.Progress.Printf("eval step %d: loss %.4f  TID %.3f TSA %.3f ACA %.3f ALC %.3f FCM %.3f", step,
 				e["loss"], e["tid"], e["tsa"], e["aca"], e["alc"], e["fcm"])
 		}

@@ -72,13 +72,18 @@ mkdir -p "$ROWS"
 LOG=$WORK/gpu-check.log
 G="$BIN/gpucheck"
 
+# SCALE multiplies every step's timeout: the emulator on a busy CPU is
+# slower than the GPU steps the timeouts are sized for (the budget still
+# bounds the whole). RLSET shortens the dry run's tiny RL rollouts.
 if ((dry)); then
+	SCALE=4 RLSET="--set rollout.max_new_tokens=8"
 	CMP="cuda-emu cuda-emu-bf16" BENCH=cuda-emu-bf16 SHAPE=tiny STEPS=1
 	CEIL=(-copy-mib 8 -gemm 128 -reps 2)
 	DECODE=(-batch 4,8 -prompt 24 -new 8) SFT=(-b 2 -t 32,48 -steps 2 -lora 8)
 	GRPO=(-g 4 -new 8 -prompts 1 -lora 8) MEMB=cuda-emu,cuda-emu-bf16
 	CONF='TestEmulatedKernels/conformance/(forward|bf16)$|TestPTX|TestLaunchBounds|TestCeilings'
 else
+	SCALE=1 RLSET=""
 	CMP="cuda cuda-bf16" BENCH=cuda-bf16 SHAPE=7b STEPS=3
 	CEIL=(-copy-mib 4096 -gemm 8192 -reps 10)
 	DECODE=(-batch 64,256 -prompt 896 -new 128) SFT=(-b 4 -t 1024,1536 -steps 3 -lora 32)
@@ -92,7 +97,7 @@ left() { echo $((BUDGET - (SECONDS - t0) - 10)); }
 # run NAME LIMIT CMD...: CMD under min(LIMIT, what is left of the budget,
 # less 10 s for the table); sets why to what went wrong ("" if nothing).
 run() {
-	local name=$1 limit=$2
+	local name=$1 limit=$(($2 * SCALE))
 	shift 2
 	local l
 	l=$(left)
@@ -208,6 +213,7 @@ main() {
 		for mode in $CMP; do
 			next "cmp-$algo-$mode"
 			local common="--config configs/$algo-tiny.yaml --set optim.max_steps=$STEPS --set data.val= --set checkpoint.best_metric=loss"
+			[[ $algo != sft ]] && common+=" $RLSET"
 			local a=$WORK/cmp-$algo-cpu b=$WORK/cmp-$algo-$mode tol=0.01
 			[[ $mode == *bf16* ]] && tol=0.05
 			run "4 $algo-tiny, $STEPS steps, cpu vs $mode" 45 bash -c "set -o pipefail; rm -rf '$b' &&
