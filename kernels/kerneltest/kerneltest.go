@@ -21,8 +21,8 @@ package kerneltest
 import (
 	"math"
 	"math/rand/v2"
-	"strings"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/argrl/argrl/kernels"
