@@ -53,7 +53,7 @@ func sourcesDigest() (string, error) {
 	return hex.EncodeToString(s[:]), nil
 }
 
-var globalRE = regexp.MustCompile(`extern "C" __global__ void ([A-Za-z_][A-Za-z0-9_]*)\(`)
+var globalRE = regexp.MustCompile(`extern "C" __global__ void (?:__launch_bounds__\([^)]*\)\s*)?([A-Za-z_][A-Za-z0-9_]*)\(`)
 
 // kernelNames lists every kernel (extern "C" __global__ function) per
 // source file, in file order.
