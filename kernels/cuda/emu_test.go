@@ -38,6 +38,7 @@ func newEmu(t *testing.T, opt EmuOptions) *Backend {
 //     longer than a block, two-pass column sums, V > blockDim, top-k/top-p
 //     on V = 20000;
 //   - the bf16 tensor-core GEMM path;
+//   - the tensor-core attention and the bf16 KV cache (attn_tc_test.go);
 //
 // and finally checks that every kernel in the .cu sources was launched.
 func TestEmulatedKernels(t *testing.T) {
@@ -63,6 +64,7 @@ func TestEmulatedKernels(t *testing.T) {
 		run("shapes/"+order, EmuOptions{Order: i, Seed: 5}, testShapes)
 	}
 	run("tensorcores", EmuOptions{Options: Options{BF16TensorCores: true}}, testTensorCores)
+	run("attention-tc", EmuOptions{Options: bf16Options, Order: 2, Seed: 4}, testAttentionTC)
 	t.Run("coverage", func(t *testing.T) {
 		if !all {
 			t.Skip("coverage needs every subtest to run")

@@ -51,6 +51,12 @@ func (be *Backend) Attention(out, lse, q, k, v kernels.Buffer, p kernels.AttnPar
 	meta, scale := o.attnCheck(p)
 	nq, nkv := p.B*p.Tq*p.Hq*p.D, p.S*p.Tmax*p.Hkv*p.D
 	op, lp := o.out("out", out, nq), o.out("lse", lse, p.B*p.Tq*p.Hq)
+	if be.attnTC(p) { // bf16 tensor cores (ops_attn_tc.go)
+		if !o.Skip(nq) {
+			o.attentionTC(op, lp, q, k, v, p, meta, scale)
+		}
+		return
+	}
 	qp, kp, vp := o.in("q", q, nq), o.in("k", k, nkv), o.in("v", v, nkv)
 	if o.Skip(nq) {
 		return
@@ -67,6 +73,10 @@ func (be *Backend) AttentionBackward(dq, dk, dv, dout, q, k, v, out, lse kernels
 	nq, nkv, nr := p.B*p.Tq*p.Hq*p.D, p.S*p.Tmax*p.Hkv*p.D, p.B*p.Tq*p.Hq
 	dqp, dkp, dvp := o.out("dq", dq, nq), o.out("dk", dk, nkv), o.out("dv", dv, nkv)
 	dop, qp, kp, vp := o.in("dout", dout, nq), o.in("q", q, nq), o.in("k", k, nkv), o.in("v", v, nkv)
+	if be.attnTC(p) && !o.Bad {
+		// the forward read q, k, v rounded to bf16: recompute P from the same
+		qp, kp, vp = o.bf16Round(qp, nq), o.bf16Round(kp, nkv), o.bf16Round(vp, nkv)
+	}
 	outp, lp := o.in("out", out, nq), o.in("lse", lse, nr)
 	if o.Bad {
 		return
@@ -98,7 +108,7 @@ func (be *Backend) KVWrite(cache, x kernels.Buffer, slot, pos []int32, B, T, Hkv
 	o.Side("slot", len(slot), B)
 	o.Side("pos", len(pos), B)
 	xp := o.in("x", x, B*T*Hkv*D)
-	c := o.buf("cache", cache, 0, kernels.Write)
+	c := o.buf("cache", cache, 0, kernels.WriteAny) // F32, or BF16 (rounded, kv_write_bf16)
 	if o.Skip(B, T, Hkv, D) {
 		return
 	}
@@ -114,6 +124,10 @@ func (be *Backend) KVWrite(cache, x kernels.Buffer, slot, pos []int32, B, T, Hkv
 	for b := 0; b < B; b++ {
 		meta[b], meta[B+b] = slot[b], pos[b]
 	}
-	o.launch("kv_write", grid1(int64(B*T*Hkv*D)), block1, pArg(cp), pArg(xp), pArg(o.ints(meta)),
+	kernel := "kv_write"
+	if c.dt == kernels.BF16 {
+		kernel = "kv_write_bf16"
+	}
+	o.launch(kernel, grid1(int64(B*T*Hkv*D)), block1, pArg(cp), pArg(xp), pArg(o.ints(meta)),
 		iArg(B), iArg(T), iArg(Hkv), iArg(D), iArg(Tmax))
 }
