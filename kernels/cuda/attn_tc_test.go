@@ -23,7 +23,8 @@ func testAttentionTC(t *testing.T, be *Backend) {
 		"split":     func() { attnSplitMode = 2 },
 		"automatic": func() { attnSplitMode = 0 },
 	})
-	for _, k := range []string{"attn_tc_fwd16", "attn_tc_fwd32", "attn_tc_fwd64", "attn_tc_fwd128", "attn_tc_combine"} {
+	for _, k := range []string{"attn_tc_fwd16", "attn_tc_fwd32", "attn_tc_fwd64", "attn_tc_fwd128", "attn_tc_combine",
+		"attn_tc_bwd_dq16", "attn_tc_bwd_dq64", "attn_tc_bwd_dq128", "attn_tc_bwd_dkdv32", "attn_tc_bwd_dkdv64"} {
 		if be.dev.(*emuDevice).counts[k] == 0 {
 			t.Errorf("kernel %s was not launched", k)
 		}

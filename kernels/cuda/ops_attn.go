@@ -72,11 +72,11 @@ func (be *Backend) AttentionBackward(dq, dk, dv, dout, q, k, v, out, lse kernels
 	meta, scale := o.attnCheck(p)
 	nq, nkv, nr := p.B*p.Tq*p.Hq*p.D, p.S*p.Tmax*p.Hkv*p.D, p.B*p.Tq*p.Hq
 	dqp, dkp, dvp := o.out("dq", dq, nq), o.out("dk", dk, nkv), o.out("dv", dv, nkv)
-	dop, qp, kp, vp := o.in("dout", dout, nq), o.in("q", q, nq), o.in("k", k, nkv), o.in("v", v, nkv)
-	if be.attnTC(p) && !o.Bad {
-		// the forward read q, k, v rounded to bf16: recompute P from the same
-		qp, kp, vp = o.bf16Round(qp, nq), o.bf16Round(kp, nkv), o.bf16Round(vp, nkv)
+	if be.attnTC(p) && nq > 0 && nkv > 0 { // bf16 tensor cores (ops_attn_tc.go)
+		o.attentionBackwardTC(dqp, dkp, dvp, dout, q, k, v, out, lse, p, meta, scale)
+		return
 	}
+	dop, qp, kp, vp := o.in("dout", dout, nq), o.in("q", q, nq), o.in("k", k, nkv), o.in("v", v, nkv)
 	outp, lp := o.in("out", out, nq), o.in("lse", lse, nr)
 	if o.Bad {
 		return

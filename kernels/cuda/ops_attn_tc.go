@@ -99,14 +99,23 @@ func (o *opCtx) attentionTC(op, lp devPtr, q, k, v kernels.Buffer, p kernels.Att
 		lArg(rows), iArg(p.D), iArg(nc))
 }
 
-// bf16Round returns a scratch copy of the f32 device array x [n] with every
-// element rounded to bf16 (and widened back).
-func (o *opCtx) bf16Round(x devPtr, n int) devPtr {
-	if n == 0 || o.Bad {
-		return x
+// attentionBackwardTC launches attn_tc_bwd_dq (dq and dsum) then
+// attn_tc_bwd_dkdv on bf16 copies of q, k, v and dout.
+func (o *opCtx) attentionBackwardTC(dqp, dkp, dvp devPtr, dout, q, k, v, out, lse kernels.Buffer, p kernels.AttnParams,
+	meta []int32, scale float32) {
+	nq, nkv, nr := p.B*p.Tq*p.Hq*p.D, p.S*p.Tmax*p.Hkv*p.D, p.B*p.Tq*p.Hq
+	q16, k16, v16, do16 := o.bf16In("q", q, nq), o.bf16In("k", k, nkv), o.bf16In("v", v, nkv), o.bf16In("dout", dout, nq)
+	dop, outp, lp := o.in("dout", dout, nq), o.in("out", out, nq), o.in("lse", lse, nr)
+	if o.Bad {
+		return
 	}
-	h, f := o.scratch(int64(n)*2), o.scratch(int64(n)*4)
-	o.launch("f32_to_bf16_kernel", grid1(int64(n)), block1, pArg(h), pArg(x), lArg(int64(n)))
-	o.launch("bf16_to_f32_kernel", grid1(int64(n)), block1, pArg(f), pArg(h), lArg(int64(n)))
-	return f
+	mp := o.ints(meta)
+	dsum := o.scratch(int64(nr) * 4)
+	grid, gb, bq := attnTiles(p, 64)
+	o.launch(fmt.Sprintf("attn_tc_bwd_dq%d", p.D), grid, attnBlock, pArg(dqp), pArg(dsum), pArg(q16), pArg(k16), pArg(v16),
+		pArg(do16), pArg(dop), pArg(outp), pArg(lp), pArg(mp), pArg(0), iArg(p.B), iArg(p.Tq), iArg(p.Hq), iArg(p.Hkv),
+		iArg(p.Tmax), fArg(scale), iArg(gb), iArg(bq))
+	o.launch(fmt.Sprintf("attn_tc_bwd_dkdv%d", p.D), dim3{(p.Tmax + 63) / 64, p.Hkv, p.S}, attnBlock, pArg(dkp), pArg(dvp),
+		pArg(q16), pArg(k16), pArg(v16), pArg(do16), pArg(lp), pArg(dsum), pArg(mp), pArg(0), iArg(p.B), iArg(p.Tq),
+		iArg(p.Hq), iArg(p.Hkv), iArg(p.Tmax), fArg(scale))
 }

@@ -12,7 +12,7 @@ import (
 
 // TestPTXTensorCores assembles the committed attention PTX for sm_90 with
 // ptxas and checks in cuobjdump --dump-sass that every tensor-core
-// attention kernel runs on tensor cores (HMMA instructions) and spills no
+// attention kernel (forward, backward) runs on tensor cores (HMMA instructions) and spills no
 // register. It needs ptxas and cuobjdump (CUDA toolkit; make cuda-check
 // runs it): skipped without them, failing instead under CI=1.
 func TestPTXTensorCores(t *testing.T) {
@@ -27,35 +27,39 @@ func TestPTXTensorCores(t *testing.T) {
 		}
 		tools = append(tools, p)
 	}
-	cubin := filepath.Join(t.TempDir(), "attn_tc.cubin")
-	ptx := fmt.Sprintf("ptx/sm_%d/attn_tc.ptx", ptxArchs[0])
-	log, err := exec.Command(tools[0], "-arch=sm_90", "-v", "-o", cubin, ptx).CombinedOutput()
-	if err != nil {
-		t.Fatalf("ptxas -arch=sm_90 %s: %v\n%s", ptx, err, log)
-	}
-	if m := regexp.MustCompile(`[1-9][0-9]* bytes spill`).FindString(string(log)); m != "" {
-		t.Errorf("ptxas -arch=sm_90 %s: %s:\n%s", ptx, m, log)
-	}
-	sass, err := exec.Command(tools[1], "--dump-sass", cubin).CombinedOutput()
-	if err != nil {
-		t.Fatalf("cuobjdump --dump-sass: %v\n%s", err, sass)
-	}
 	// the dump is one section per kernel, each opened by its "Function : name" line
 	hmma := map[string]int{}
-	fn := ""
-	for _, line := range strings.Split(string(sass), "\n") {
-		if i := strings.Index(line, "Function : "); i >= 0 {
-			fn = strings.TrimSpace(line[i+len("Function : "):])
+	for _, src := range []string{"attn_tc", "attn_tc_bwd"} {
+		cubin := filepath.Join(t.TempDir(), src+".cubin")
+		ptx := fmt.Sprintf("ptx/sm_%d/%s.ptx", ptxArchs[0], src)
+		log, err := exec.Command(tools[0], "-arch=sm_90", "-v", "-o", cubin, ptx).CombinedOutput()
+		if err != nil {
+			t.Fatalf("ptxas -arch=sm_90 %s: %v\n%s", ptx, err, log)
 		}
-		if strings.Contains(line, "HMMA.16816.F32.BF16") {
-			hmma[fn]++
+		if m := regexp.MustCompile(`[1-9][0-9]* bytes spill`).FindString(string(log)); m != "" {
+			t.Errorf("ptxas -arch=sm_90 %s: %s:\n%s", ptx, m, log)
+		}
+		sass, err := exec.Command(tools[1], "--dump-sass", cubin).CombinedOutput()
+		if err != nil {
+			t.Fatalf("cuobjdump --dump-sass: %v\n%s", err, sass)
+		}
+		fn := ""
+		for _, line := range strings.Split(string(sass), "\n") {
+			if i := strings.Index(line, "Function : "); i >= 0 {
+				fn = strings.TrimSpace(line[i+len("Function : "):])
+			}
+			if strings.Contains(line, "HMMA.16816.F32.BF16") {
+				hmma[fn]++
+			}
 		}
 	}
 	for _, d := range []int{16, 32, 64, 128} {
-		k := fmt.Sprintf("attn_tc_fwd%d", d)
-		if hmma[k] == 0 {
-			t.Errorf("%s: no HMMA.16816.F32.BF16 instruction in its sm_90 SASS", k)
+		for _, k := range []string{"attn_tc_fwd%d", "attn_tc_bwd_dq%d", "attn_tc_bwd_dkdv%d"} {
+			k = fmt.Sprintf(k, d)
+			if hmma[k] == 0 {
+				t.Errorf("%s: no HMMA.16816.F32.BF16 instruction in its sm_90 SASS", k)
+			}
+			t.Logf("%s: %d HMMA.16816.F32.BF16 instructions at sm_90", k, hmma[k])
 		}
-		t.Logf("%s: %d HMMA.16816.F32.BF16 instructions at sm_90", k, hmma[k])
 	}
 }
