@@ -71,9 +71,16 @@ func (m *Model) NewKVCache(slots, maxLen, maxBatch int) (*KVCache, error) {
 		return b
 	}
 	kv := slots * maxLen * c.NumKVHeads * c.HeadDim
+	kvType := kernels.F32 // bf16 where the backend's attention reads bf16 (kernels.BF16KVCache)
+	if b, ok := be.(kernels.BF16KVCache); ok && b.BF16KVCache() {
+		kvType = kernels.BF16
+	}
 	for range c.NumLayers {
-		d.k = append(d.k, alloc(kv))
-		d.v = append(d.v, alloc(kv))
+		for _, dst := range []*[]kernels.Buffer{&d.k, &d.v} {
+			b := be.Alloc(kvType, kv)
+			d.owned = append(d.owned, b)
+			*dst = append(*dst, b)
+		}
 	}
 	R, C, F := d.rows, c.HiddenSize, c.IntermediateSize
 	qd, kd := c.NumHeads*c.HeadDim, c.NumKVHeads*c.HeadDim
