@@ -6,6 +6,8 @@
 //	q [B,Tq,Hq,D] bf16   k, v [S,Tmax,Hkv,D] bf16   meta [3B] = slot, qpos, klen
 //	out [B,Tq,Hq,D] f32  lse [B,Tq,Hq] f32
 //	kstart [B*Tq] or null: row (b,i) also needs key j >= kstart[b*Tq+i]
+//	pages [B*max_pages] or null: a paged cache, k, v [pages, Tmax, Hkv, D];
+//	  key j of row b is row j%Tmax of page pages[b*max_pages + j/Tmax]
 //
 // A block is 4 warps; warp w owns rows 16w..16w+15 of the block's 64 rows
 // (query position i, head g of one KV group, packed as attention.cu does,
@@ -41,8 +43,9 @@
 template <int D>
 __device__ __forceinline__ void attn_tc_fwd_impl(float* out, float* lse, float* pm, float* pl, float* po,
                                                  const bf16_t* q, const bf16_t* k, const bf16_t* v, const int* meta,
-                                                 const int* kstart, int B, int Tq, int Hq, int Hkv, int Tmax,
-                                                 float scale, int gb, int bq, int split, int nc) {
+                                                 const int* kstart, const int* pages, int max_pages, int B, int Tq,
+                                                 int Hq, int Hkv, int Tmax, float scale, int gb, int bq, int split,
+                                                 int nc) {
   constexpr int KS = D / 16, NT = ATC_BK / 8, ND = D / 8, CH = D / 8;
   // two stages of K and V tiles; Q is staged through stage 0 first
   __shared__ __align__(16) bf16_t sm[2][2][ATC_BK * D];
@@ -89,7 +92,9 @@ __device__ __forceinline__ void attn_tc_fwd_impl(float* out, float* lse, float* 
     for (int e = tid; e < ATC_BK * CH; e += ATC_THREADS) {
       int jj = e / CH, c = e % CH, j = j0 + jj;
       bool ok = j < kend;
-      long long off = ok ? ((kvrow + j) * Hkv + hk) * D + 8 * c : 0;
+      // paged cache: key j is row j%Tmax of page pages[b·max_pages + j/Tmax]
+      long long krow = pages ? (long long)pages[b * max_pages + j / Tmax] * Tmax + j % Tmax : kvrow + j;
+      long long off = ok ? (krow * Hkv + hk) * D + 8 * c : 0;
       cp_async16(&sm[st][0][attc_swz<D>(jj, 8 * c)], k + off, ok);
       cp_async16(&sm[st][1][attc_swz<D>(jj, 8 * c)], v + off, ok);
     }
@@ -218,27 +223,27 @@ __device__ __forceinline__ void attn_tc_fwd_impl(float* out, float* lse, float* 
 // one kernel per head dim (extern "C" names for the driver and the emulator)
 extern "C" __global__ void __launch_bounds__(ATC_THREADS) attn_tc_fwd16(
     float* out, float* lse, float* pm, float* pl, float* po, const bf16_t* q, const bf16_t* k, const bf16_t* v,
-    const int* meta, const int* kstart, int B, int Tq, int Hq, int Hkv, int Tmax, float scale, int gb, int bq, int split,
-    int nc) {
-  attn_tc_fwd_impl<16>(out, lse, pm, pl, po, q, k, v, meta, kstart, B, Tq, Hq, Hkv, Tmax, scale, gb, bq, split, nc);
+    const int* meta, const int* kstart, const int* pages, int max_pages, int B, int Tq, int Hq, int Hkv, int Tmax,
+    float scale, int gb, int bq, int split, int nc) {
+  attn_tc_fwd_impl<16>(out, lse, pm, pl, po, q, k, v, meta, kstart, pages, max_pages, B, Tq, Hq, Hkv, Tmax, scale, gb, bq, split, nc);
 }
 extern "C" __global__ void __launch_bounds__(ATC_THREADS) attn_tc_fwd32(
     float* out, float* lse, float* pm, float* pl, float* po, const bf16_t* q, const bf16_t* k, const bf16_t* v,
-    const int* meta, const int* kstart, int B, int Tq, int Hq, int Hkv, int Tmax, float scale, int gb, int bq, int split,
-    int nc) {
-  attn_tc_fwd_impl<32>(out, lse, pm, pl, po, q, k, v, meta, kstart, B, Tq, Hq, Hkv, Tmax, scale, gb, bq, split, nc);
+    const int* meta, const int* kstart, const int* pages, int max_pages, int B, int Tq, int Hq, int Hkv, int Tmax,
+    float scale, int gb, int bq, int split, int nc) {
+  attn_tc_fwd_impl<32>(out, lse, pm, pl, po, q, k, v, meta, kstart, pages, max_pages, B, Tq, Hq, Hkv, Tmax, scale, gb, bq, split, nc);
 }
 extern "C" __global__ void __launch_bounds__(ATC_THREADS) attn_tc_fwd64(
     float* out, float* lse, float* pm, float* pl, float* po, const bf16_t* q, const bf16_t* k, const bf16_t* v,
-    const int* meta, const int* kstart, int B, int Tq, int Hq, int Hkv, int Tmax, float scale, int gb, int bq, int split,
-    int nc) {
-  attn_tc_fwd_impl<64>(out, lse, pm, pl, po, q, k, v, meta, kstart, B, Tq, Hq, Hkv, Tmax, scale, gb, bq, split, nc);
+    const int* meta, const int* kstart, const int* pages, int max_pages, int B, int Tq, int Hq, int Hkv, int Tmax,
+    float scale, int gb, int bq, int split, int nc) {
+  attn_tc_fwd_impl<64>(out, lse, pm, pl, po, q, k, v, meta, kstart, pages, max_pages, B, Tq, Hq, Hkv, Tmax, scale, gb, bq, split, nc);
 }
 extern "C" __global__ void __launch_bounds__(ATC_THREADS) attn_tc_fwd128(
     float* out, float* lse, float* pm, float* pl, float* po, const bf16_t* q, const bf16_t* k, const bf16_t* v,
-    const int* meta, const int* kstart, int B, int Tq, int Hq, int Hkv, int Tmax, float scale, int gb, int bq, int split,
-    int nc) {
-  attn_tc_fwd_impl<128>(out, lse, pm, pl, po, q, k, v, meta, kstart, B, Tq, Hq, Hkv, Tmax, scale, gb, bq, split, nc);
+    const int* meta, const int* kstart, const int* pages, int max_pages, int B, int Tq, int Hq, int Hkv, int Tmax,
+    float scale, int gb, int bq, int split, int nc) {
+  attn_tc_fwd_impl<128>(out, lse, pm, pl, po, q, k, v, meta, kstart, pages, max_pages, B, Tq, Hq, Hkv, Tmax, scale, gb, bq, split, nc);
 }
 
 // attn_tc_combine: one thread per (row, d) of rows [n]: merges the nc

@@ -84,7 +84,7 @@ func (o *opCtx) attentionTC(op, lp devPtr, q, k, v kernels.Buffer, p kernels.Att
 	}
 	kernel := fmt.Sprintf("attn_tc_fwd%d", p.D)
 	args := func(out, lse, pm, pl, po devPtr, sp int) []arg {
-		return []arg{pArg(out), pArg(lse), pArg(pm), pArg(pl), pArg(po), pArg(qp), pArg(kp), pArg(vp), pArg(o.ints(meta)), pArg(0),
+		return []arg{pArg(out), pArg(lse), pArg(pm), pArg(pl), pArg(po), pArg(qp), pArg(kp), pArg(vp), pArg(o.ints(meta)), pArg(0), pArg(0), iArg(0),
 			iArg(p.B), iArg(p.Tq), iArg(p.Hq), iArg(p.Hkv), iArg(p.Tmax), fArg(scale), iArg(gb), iArg(bq), iArg(sp), iArg(nc)}
 	}
 	if !split {
