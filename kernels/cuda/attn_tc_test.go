@@ -19,10 +19,10 @@ import (
 func testAttentionTC(t *testing.T, be *Backend) {
 	defer func() { attnSplitMode = 0 }()
 	kerneltest.AttentionBF16(t, be, map[string]func(){
-		"one pass":  func() { attnSplitMode = 1 },
-		"split":     func() { attnSplitMode = 2 },
-		"automatic": func() { attnSplitMode = 0 },
+		"one pass": func() { attnSplitMode = 1 },
+		"split":    func() { attnSplitMode = 2 },
 	})
+	attnSplitMode = 0 // automatic: one of the two, by the block count
 	for _, k := range []string{"attn_tc_fwd16", "attn_tc_fwd32", "attn_tc_fwd64", "attn_tc_fwd128", "attn_tc_combine",
 		"attn_tc_bwd_dq16", "attn_tc_bwd_dq64", "attn_tc_bwd_dq128", "attn_tc_bwd_dkdv32", "attn_tc_bwd_dkdv64"} {
 		if be.dev.(*emuDevice).counts[k] == 0 {
