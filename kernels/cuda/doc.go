@@ -101,7 +101,8 @@
 // fixed 256-key chunks merged in order, so decoding (split along the chunks
 // across blocks, flash-decoding, then attn_tc_combine) and training give
 // the same bits and ρ − 1 stays exactly 0 (TestRatioExactOnCUDAEmu); the
-// decoder's KV cache is bf16 there (kernels.BF16KVCache).
+// decoder's KV cache is bf16 there (kernels.BF16KVCache). LogProbs and its
+// backward read bf16 logits (the bf16 stash) in place.
 //
 // Kernels: RMSNorm (block per row, deterministic two-pass dw), RoPE,
 // flash attention (K/V tiles of 32 keys through shared memory, online
