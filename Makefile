@@ -14,7 +14,7 @@ vet:
 
 # The README's test command: vet + every unit test, no GPU, no Python.
 test: vet
-	$(GO) test ./...
+	$(GO) test -timeout 30m ./...
 
 # Long tests: GRPO/PPO learn a synthetic task, multi-turn GRPO learns the
 # synthetic dialogues from the demo's base model; a random 7B-shaped bf16
