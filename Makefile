@@ -3,7 +3,7 @@ GO      ?= go
 BIN     ?= bin
 export CGO_ENABLED ?= 1
 
-.PHONY: build test test-long bench deps-bench demo reproduce demo-base cuda cuda-check train-cuda gpu-check gpu-check-dry-run gpu-check-build fixtures fuzz vet clean
+.PHONY: build test lint test-long bench deps-bench demo reproduce demo-base cuda cuda-check train-cuda gpu-check gpu-check-dry-run gpu-check-build fixtures fuzz vet clean
 .PHONY: build-mpi train-cuda-mpi test-mpi nccl-vet nccl-check
 
 build:
@@ -12,9 +12,24 @@ build:
 vet:
 	$(GO) vet ./...
 
-# The README's test command: vet + every unit test, no GPU, no Python.
-test: vet
+# The README's test command: vet, the linter + every unit test, no GPU,
+# no Python.
+# (-timeout 30m: cmd/gpucheck's dry run of make gpu-check takes about 8
+# minutes on 2 busy cores, near go test's default 10-minute limit.)
+test: vet lint
 	$(GO) test -timeout 30m ./...
+
+# errcheck (pinned; installed from the Go module proxy into .cache/tools
+# on first use): no error is dropped in trainer/, discarded with _ included
+# (-blank); .errcheck-excludes lists the log writes it does not count.
+ERRCHECK_VERSION ?= v1.30.0
+ERRCHECK := $(CURDIR)/.cache/tools/errcheck-$(ERRCHECK_VERSION)/errcheck
+
+lint: $(ERRCHECK)
+	$(ERRCHECK) -blank -ignoretests -exclude .errcheck-excludes ./trainer/...
+
+$(ERRCHECK):
+	GOBIN=$(dir $(ERRCHECK)) $(GO) install github.com/kisielk/errcheck@$(ERRCHECK_VERSION)
 
 # Long tests: GRPO/PPO learn a synthetic task, multi-turn GRPO learns the
 # synthetic dialogues from the demo's base model; a random 7B-shaped bf16
@@ -37,6 +52,7 @@ bench: deps-bench
 	sh bench/sft/sft_bench.sh
 	sh bench/sft/recompute.sh
 	sh bench/rollout/bench.sh
+	sh bench/serve/bench.sh
 	$(GO) test ./trainer/ -run '^$$' -bench GRPOStep -benchtime 2x -timeout 60m
 	sh bench/dist/bench.sh
 	ARGRL_LONG=1 $(GO) test ./model/ -run '^TestLongScaleRSS$$' -v -timeout 30m | grep -E 'scale:|^(ok|FAIL|---)'
@@ -66,44 +82,48 @@ demo-base:
 # the emulated kernel tests; a tagged binary needs one to start.
 CUDA_TAGS ?= argrl_cuda
 
-# Regenerate the PTX (nvcc sm_80, JIT-compiled by the driver on newer GPUs),
-# validate it with ptxas, vet and build with the GPU backend.
+# Regenerate the PTX (nvcc, sm_80 and sm_90, both embedded; the driver
+# JIT-compiles the newest one the GPU supports), print ptxas's report of
+# every kernel (registers, shared memory, spills, launch bounds; a spill,
+# missing bounds or registers x threads > 65,536 fail), vet and build with
+# the GPU backend.
 cuda:
 	kernels/cuda/gen.sh
 	$(GO) vet -tags $(CUDA_TAGS) ./...
 	$(GO) build -tags $(CUDA_TAGS) ./...
 
-# CI: the committed PTX must equal a fresh build of the sources; the GPU
-# build vets, builds and links against no CUDA library (it resolves the
-# driver and cuBLAS at run time: CUDA 11.x-13.x drivers), and starts
-# (kernels/cuda/link-check.sh prints what it resolved).
+# CI: the committed PTX must equal a fresh build of the sources, and every
+# kernel pass ptxas's launch checks at sm_80 and sm_90 (gen.sh prints the
+# report); the GPU build vets, builds and links against no CUDA library
+# (it finds the driver and cuBLAS at run time, kernels/cuda/cudalib: CUDA
+# 11.x-13.x drivers), and starts (kernels/cuda/link-check.sh prints what it
+# resolved).
 cuda-check: train-cuda
 	kernels/cuda/gen.sh --check
 	$(GO) vet -tags $(CUDA_TAGS) ./...
 	$(GO) build -tags $(CUDA_TAGS) ./...
 	kernels/cuda/link-check.sh $(BIN)/train-cuda
-	$(GO) test -tags $(CUDA_TAGS) -count=1 -run 'TestDriverReport|TestNewWithoutGPU|TestPTX' ./kernels/cuda/
+	$(GO) test -tags $(CUDA_TAGS) -count=1 -run 'TestDriverReport|TestNewWithoutGPU|TestAutoWithoutGPU|TestPTX|TestLaunchBounds|TestPickArch' ./kernels/cuda/
 
 train-cuda:
 	$(GO) build -tags $(CUDA_TAGS) -o $(BIN)/train-cuda ./cmd/train
 
-# One prepared script for a machine with a GPU (10 minutes at most; one
-# summary table). gpu-check-dry-run runs every step on the emulator at tiny
-# shapes (no GPU); gpu-check-build makes the binaries for a GPU machine
-# without Go, and bin/gpu-check.tar.gz of them (then, there: tar xzf it
-# into bin/ and PREBUILT=1 make gpu-check).
+# One prepared script for a machine with a GPU (420 s at most, every step
+# under its own timeout; one summary table, printed last; results in $OUT
+# or runs/gpu-check: gpu-check.json, gpu-check.log, summary.txt; big files
+# in a temporary folder). The NCCL check runs only with 2 GPUs or more.
+# gpu-check-dry-run runs every step on the emulator at tiny shapes (no
+# GPU); gpu-check-build writes gpu-bundle/ (ignored; ≤ 40 MiB): the
+# stripped binaries, the script, the PTX, the tiny configs and data, for
+# a GPU machine without Go (docs/gpu.md gives the device call).
 gpu-check:
 	BIN=$(BIN) kernels/cuda/gpu-check.sh
-	dist/nccl-check.sh
 
 gpu-check-dry-run:
 	BIN=$(BIN) kernels/cuda/gpu-check.sh --dry-run
 
 gpu-check-build:
-	$(GO) build -tags $(CUDA_TAGS) -ldflags='-s -w' -o $(BIN)/gpucheck ./cmd/gpucheck
-	$(GO) build -tags $(CUDA_TAGS) -ldflags='-s -w' -o $(BIN)/train-cuda ./cmd/train
-	$(GO) test -tags $(CUDA_TAGS) -ldflags='-s -w' -c -o $(BIN)/cuda.test ./kernels/cuda
-	tar czf $(BIN)/gpu-check.tar.gz -C $(BIN) gpucheck train-cuda cuda.test
+	GO=$(GO) kernels/cuda/bundle.sh gpu-bundle
 
 # Data parallelism (package dist): the MPI build links OpenMPI through cgo
 # (apt-get install openmpi-bin libopenmpi-dev); the default build stays
@@ -129,7 +149,8 @@ nccl-vet:
 	$(GO) vet -tags $(CUDA_TAGS),$(MPI_TAGS) ./...
 	$(GO) build -tags $(CUDA_TAGS),$(MPI_TAGS) ./cmd/train ./cmd/ncclcheck
 
-# The NCCL check alone (also the last step of gpu-check): 2 ranks on 2 GPUs.
+# The NCCL check alone (also gpu-check's last step, with 2 GPUs or more):
+# 2 ranks on 2 GPUs.
 nccl-check:
 	dist/nccl-check.sh
 
@@ -139,11 +160,13 @@ fixtures:
 	/usr/bin/python3 testdata/make_fixtures.py
 	/usr/bin/python3 kernels/testdata/gen_torch_ref.py
 
-# Each parser's fuzz target for 60 s (docs/contracts.md §2: parsers never panic).
+# Each parser's fuzz target for 60 s (docs/contracts.md §2: parsers never panic),
+# and train serve's request decoder (docs/serve.md).
 fuzz:
 	$(GO) test ./data/format -run '^$$' -fuzz '^FuzzToolCall$$' -fuzztime 60s
 	$(GO) test ./data/format -run '^$$' -fuzz '^FuzzPythonic$$' -fuzztime 60s
 	$(GO) test ./data/format -run '^$$' -fuzz '^FuzzReasonTool$$' -fuzztime 60s
+	$(GO) test ./serve -run '^$$' -fuzz '^FuzzDecodeRequest$$' -fuzztime 60s
 
 clean:
 	rm -rf $(BIN)

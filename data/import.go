@@ -3,7 +3,9 @@ package data
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 )
@@ -39,10 +41,12 @@ type ImportStats struct {
 type Importer func(path string, opts ImportOptions) ([]Record, ImportStats, error)
 
 var importers = map[string]Importer{
-	"bfcl":    ImportBFCL,
-	"xlam":    ImportXLAM,
-	"toolace": ImportToolACE,
-	"glaive":  ImportGlaive,
+	"bfcl":     ImportBFCL,
+	"xlam":     ImportXLAM,
+	"toolace":  ImportToolACE,
+	"glaive":   ImportGlaive,
+	"openai":   ImportOpenAI,
+	"sharegpt": ImportShareGPT,
 }
 
 // ImporterNames lists the registered importers, sorted.
@@ -62,7 +66,18 @@ func Import(name, path string, opts ImportOptions) ([]Record, ImportStats, error
 	if !isLangCode(opts.Lang) {
 		return nil, ImportStats{}, fmt.Errorf("data: --lang must be an ISO 639-1 code (two lowercase letters), got %q", opts.Lang)
 	}
-	return imp(path, opts)
+	recs, st, err := imp(path, opts)
+	if err != nil {
+		return nil, st, err
+	}
+	if st.Items == 0 {
+		return nil, st, fmt.Errorf("data: %s: no %s items: the file is empty (or holds an empty array)", path, name)
+	}
+	if len(recs) == 0 {
+		why := strings.Join(append(st.Notes, st.Skipped...), "; ")
+		return nil, st, fmt.Errorf("data: %s: none of its %d %s items made a record (%s)", path, st.Items, name, why)
+	}
+	return recs, st, nil
 }
 
 // item is one source object with its location.
@@ -71,12 +86,21 @@ type item struct {
 	Raw  json.RawMessage
 }
 
-// readItems reads a source file that is either one JSON array of objects or
-// JSON Lines (one object per line; blank lines ignored).
+// readItems reads a source file that is one JSON array of objects, JSON
+// Lines (one object per line; blank lines ignored), or parquet (one item
+// per row, told by the file's magic bytes; see readParquet).
 func readItems(path string) ([]item, error) {
-	b, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("data: %w", err)
+	}
+	defer f.Close()
+	if isParquet(f) {
+		return readParquet(path, f)
+	}
+	b, err := io.ReadAll(f)
+	if err != nil {
+		return nil, fmt.Errorf("data: %s: %w", path, err)
 	}
 	trim := bytes.TrimLeft(b, " \t\r\n\ufeff")
 	if len(trim) > 0 && trim[0] == '[' {
@@ -127,6 +151,7 @@ func readArray(path string, b []byte) ([]item, error) {
 func convertAll(path string, items []item, opts ImportOptions, conv func(it item) ([]Record, error)) ([]Record, ImportStats, error) {
 	st := ImportStats{Items: len(items)}
 	var out []Record
+	var bad []error
 	seen := map[string]int{}
 	for n, it := range items {
 		if opts.Progress != nil && n > 0 {
@@ -134,21 +159,25 @@ func convertAll(path string, items []item, opts ImportOptions, conv func(it item
 		}
 		recs, err := conv(it)
 		if err == nil {
+			var errs problems
 			for i := range recs {
-				if err = recs[i].Validate(); err != nil {
-					err = fmt.Errorf("record %s: %w", recs[i].ID, err)
-					break
+				if verr := recs[i].Validate(); verr != nil {
+					errs.add(&Error{Msg: fmt.Sprintf("record %s: %v", recs[i].ID, verr)})
 				}
 				if first, dup := seen[recs[i].ID]; dup {
-					err = fmt.Errorf("duplicate id %q (first from line %d)", recs[i].ID, first)
-					break
+					errs.add(&Error{Msg: fmt.Sprintf("duplicate id %q (first from line %d)", recs[i].ID, first)})
 				}
 			}
+			err = errs.err()
 		}
 		if err != nil {
-			e := &Error{File: path, Line: it.Line, Msg: err.Error()}
+			e := at(err, path, it.Line)
 			if !opts.SkipBad {
-				return nil, st, e
+				if bad = append(bad, e); len(bad) == MaxBadRecords {
+					bad = append(bad, fmt.Errorf("%s: stopped at item %d of %d after %d bad items", path, n+1, len(items), MaxBadRecords))
+					return nil, st, errors.Join(bad...)
+				}
+				continue
 			}
 			st.Skipped = append(st.Skipped, e.Error())
 			continue
@@ -157,6 +186,9 @@ func convertAll(path string, items []item, opts ImportOptions, conv func(it item
 			seen[r.ID] = it.Line
 		}
 		out = append(out, recs...)
+	}
+	if len(bad) > 0 {
+		return nil, st, errors.Join(bad...)
 	}
 	st.Records = len(out)
 	if opts.Progress != nil && len(items) > 0 {

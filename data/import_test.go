@@ -125,7 +125,7 @@ func TestImportBFCLErrors(t *testing.T) {
 	if _, _, err := Import("bfcl", bad, ImportOptions{}); err == nil || !strings.HasPrefix(err.Error(), bad+":2: not valid JSON") {
 		t.Errorf("bad JSON: %v", err)
 	}
-	if _, _, err := Import("nope", q, ImportOptions{}); err == nil || !strings.Contains(err.Error(), "bfcl, glaive, toolace, xlam") {
+	if _, _, err := Import("nope", q, ImportOptions{}); err == nil || !strings.Contains(err.Error(), "bfcl, glaive, openai, sharegpt, toolace, xlam") {
 		t.Errorf("unknown source: %v", err)
 	}
 	if _, _, err := Import("bfcl", q, ImportOptions{Lang: "EN"}); err == nil || !strings.Contains(err.Error(), "ISO 639-1") {

@@ -137,11 +137,13 @@ type turn struct {
 	role  string
 	text  string
 	calls []Call
+	name  string // tool turns: the tool that answered ("" to read it from text)
 }
 
 // decisionRecords makes one record per decision point of a dialogue (see
 // ImportToolACE): assistant turns with calls, and assistant text turns that
-// directly answer a user turn.
+// directly answer a user turn. Without tools (plain chat) each such text
+// turn is the record's response.
 func decisionRecords(prefix, lang string, tools []Tool, turns []turn) []Record {
 	var out []Record
 	var history []Message
@@ -153,20 +155,27 @@ func decisionRecords(prefix, lang string, tools []Tool, turns []turn) []Record {
 				if calls == nil {
 					calls = []Call{}
 				}
-				out = append(out, Record{
+				rec := Record{
 					ID:       fmt.Sprintf("%s-t%d", prefix, k),
 					Lang:     lang,
 					Tools:    tools,
 					Messages: append([]Message(nil), history...),
 					Calls:    calls,
-				})
+				}
+				if len(tools) == 0 && len(t.calls) == 0 {
+					rec.Response = t.text // plain chat: the answer is the target
+				}
+				out = append(out, rec)
 			}
 			history = append(history, Message{Role: "assistant", Content: t.text, ToolCalls: t.calls})
 			continue
 		}
 		m := Message{Role: t.role, Content: t.text}
 		if t.role == "tool" {
-			m.Name = toolResultName(t.text)
+			m.Name = t.name
+			if m.Name == "" {
+				m.Name = toolResultName(t.text)
+			}
 		}
 		history = append(history, m)
 	}

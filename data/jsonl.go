@@ -23,6 +23,9 @@ type Error struct {
 	Line  int
 	Field string
 	Msg   string
+	// More are the record's other problems (same file and line), written
+	// after the first, one message for the whole record.
+	More []Error
 }
 
 func (e *Error) Error() string {
@@ -42,6 +45,14 @@ func (e *Error) Error() string {
 		b.WriteString(": ")
 	}
 	b.WriteString(e.Msg)
+	for _, m := range e.More {
+		b.WriteString("; ")
+		if m.Field != "" {
+			b.WriteString(m.Field)
+			b.WriteString(": ")
+		}
+		b.WriteString(m.Msg)
+	}
 	return b.String()
 }
 
@@ -72,11 +83,17 @@ func ReadFile(path string) ([]Record, error) {
 	return Read(f, path)
 }
 
+// MaxBadRecords is how many bad records Read reports before it stops.
+const MaxBadRecords = 20
+
 // Read reads and validates JSONL records from r; name is used in errors.
-// Record ids must be unique within the stream.
+// Record ids must be unique within the stream. A bad record does not stop
+// the reading: the error lists every bad record (each with all its
+// problems, file:line first), up to MaxBadRecords, one per line.
 func Read(r io.Reader, name string) ([]Record, error) {
 	br := bufio.NewReaderSize(r, 1<<20)
 	var recs []Record
+	var bad []error
 	firstLine := map[string]int{}
 	for line := 1; ; line++ {
 		b, err := br.ReadBytes('\n')
@@ -91,17 +108,23 @@ func Read(r io.Reader, name string) ([]Record, error) {
 			if derr == nil {
 				derr = rec.Validate()
 			}
+			if first, dup := firstLine[rec.ID]; dup && derr == nil {
+				derr = &Error{Field: "id", Msg: fmt.Sprintf("duplicate id %q (first on line %d)", rec.ID, first)}
+			}
 			if derr != nil {
-				return nil, at(derr, name, line)
+				if bad = append(bad, at(derr, name, line)); len(bad) == MaxBadRecords {
+					bad = append(bad, fmt.Errorf("%s: stopped at line %d after %d bad records", name, line, MaxBadRecords))
+					return nil, errors.Join(bad...)
+				}
+			} else {
+				firstLine[rec.ID] = line
+				recs = append(recs, rec)
 			}
-			if first, dup := firstLine[rec.ID]; dup {
-				return nil, &Error{File: name, Line: line, Field: "id",
-					Msg: fmt.Sprintf("duplicate id %q (first on line %d)", rec.ID, first)}
-			}
-			firstLine[rec.ID] = line
-			recs = append(recs, rec)
 		}
 		if err == io.EOF {
+			if len(bad) > 0 {
+				return nil, errors.Join(bad...)
+			}
 			return recs, nil
 		}
 	}
@@ -170,11 +193,12 @@ func MarshalRecord(r *Record) ([]byte, error) {
 
 // recordKeys are the keys a record line may carry (docs/contracts.md §1).
 var recordKeys = map[string]bool{"id": true, "lang": true, "tools": true, "messages": true,
-	"calls": true, "accept": true, "smv": true, "reject_reason": true, "split": true, "bfcl": true,
+	"calls": true, "response": true, "accept": true, "smv": true, "reject_reason": true, "split": true, "bfcl": true,
 	"turns": true, "env": true}
 
 // DecodeRecord decodes one JSON line into a Record, checking JSON types with
-// errors that name the field path. It does not run Validate.
+// errors that name the field path (every top-level field's problem in one
+// *Error). It does not run Validate.
 func DecodeRecord(line []byte) (Record, error) {
 	var rec Record
 	var top map[string]json.RawMessage
@@ -191,73 +215,76 @@ func DecodeRecord(line []byte) (Record, error) {
 	if top == nil {
 		return rec, &Error{Msg: "a record must be a JSON object, got null"}
 	}
+	var errs problems
 	var unknown []string
 	for k := range top {
 		if !recordKeys[k] {
 			unknown = append(unknown, k)
 		}
 	}
-	if len(unknown) > 0 {
-		sort.Strings(unknown)
-		return rec, fieldErr(unknown[0], "unknown field (valid: id, lang, tools, messages, calls, accept, smv, reject_reason, split, bfcl, turns, env)")
+	sort.Strings(unknown)
+	for _, k := range unknown {
+		errs.add(fieldErr(k, "unknown field (valid: id, lang, tools, messages, calls, response, accept, smv, reject_reason, split, bfcl, turns, env)"))
 	}
 	for _, k := range []string{"id", "lang", "tools", "messages", "calls"} {
 		if _, ok := top[k]; !ok {
-			return rec, fieldErr(k, "missing")
+			errs.add(fieldErr(k, "missing"))
 		}
 	}
 	var err error
-	if rec.ID, err = decString(top["id"], "id", false); err != nil {
-		return rec, err
+	if raw, ok := top["id"]; ok {
+		rec.ID, err = decString(raw, "id", false)
+		errs.add(err)
 	}
-	if rec.Lang, err = decString(top["lang"], "lang", false); err != nil {
-		return rec, err
+	if raw, ok := top["lang"]; ok {
+		rec.Lang, err = decString(raw, "lang", false)
+		errs.add(err)
 	}
-	if rec.Tools, err = decTools(top["tools"]); err != nil {
-		return rec, err
+	if raw, ok := top["tools"]; ok {
+		rec.Tools, err = decTools(raw)
+		errs.add(err)
 	}
-	if rec.Messages, err = decMessages(top["messages"]); err != nil {
-		return rec, err
+	if raw, ok := top["messages"]; ok {
+		rec.Messages, err = decMessages(raw)
+		errs.add(err)
 	}
-	if rec.Calls, err = decCalls(top["calls"], "calls"); err != nil {
-		return rec, err
+	if raw, ok := top["calls"]; ok {
+		rec.Calls, err = decCalls(raw, "calls")
+		errs.add(err)
+	}
+	if raw, ok := top["response"]; ok {
+		rec.Response, err = decString(raw, "response", true)
+		errs.add(err)
 	}
 	if raw, ok := top["accept"]; ok && !isNull(raw) {
-		if rec.Accept, err = decAccept(raw); err != nil {
-			return rec, err
-		}
+		rec.Accept, err = decAccept(raw)
+		errs.add(err)
 	}
 	if raw, ok := top["smv"]; ok && !isNull(raw) {
-		if rec.SMV, err = decSMV(raw); err != nil {
-			return rec, err
-		}
+		rec.SMV, err = decSMV(raw)
+		errs.add(err)
 	}
 	if raw, ok := top["reject_reason"]; ok {
-		if rec.RejectReason, err = decString(raw, "reject_reason", true); err != nil {
-			return rec, err
-		}
+		rec.RejectReason, err = decString(raw, "reject_reason", true)
+		errs.add(err)
 	}
 	if raw, ok := top["split"]; ok {
-		if rec.Split, err = decString(raw, "split", true); err != nil {
-			return rec, err
-		}
+		rec.Split, err = decString(raw, "split", true)
+		errs.add(err)
 	}
 	if raw, ok := top["bfcl"]; ok && !isNull(raw) {
-		if rec.BFCL, err = decBFCL(raw); err != nil {
-			return rec, err
-		}
+		rec.BFCL, err = decBFCL(raw)
+		errs.add(err)
 	}
 	if raw, ok := top["turns"]; ok && !isNull(raw) {
-		if rec.Turns, err = decTurns(raw); err != nil {
-			return rec, err
-		}
+		rec.Turns, err = decTurns(raw)
+		errs.add(err)
 	}
 	if raw, ok := top["env"]; ok && !isNull(raw) {
-		if rec.Env, err = decEnv(raw); err != nil {
-			return rec, err
-		}
+		rec.Env, err = decEnv(raw)
+		errs.add(err)
 	}
-	return rec, nil
+	return rec, errs.err()
 }
 
 func decBFCL(raw json.RawMessage) (*BFCLCase, error) {

@@ -13,6 +13,10 @@ type Record struct {
 	Messages []Message `json:"messages"`
 	// Calls are the gold calls; empty means the correct answer is no call.
 	Calls []Call `json:"calls"`
+	// Response, optional, is the gold assistant text of a turn without a
+	// call. A record with no tools and a response is plain chat: SFT
+	// trains on the response; metrics that need calls skip it.
+	Response string `json:"response,omitempty"`
 	// Accept, optional, has one object per gold call listing acceptable values
 	// per argument (BFCL possible-answer style); "" means "may be omitted".
 	Accept []map[string][]any `json:"accept,omitempty"`
@@ -73,3 +77,7 @@ type SMVDoc struct {
 	Spec string `json:"spec"`
 	Mod  string `json:"mod"`
 }
+
+// PlainChat reports whether r is a plain conversation: no tools on offer
+// and a text response as its gold (docs/contracts.md §1).
+func (r *Record) PlainChat() bool { return len(r.Tools) == 0 && len(r.Calls) == 0 && r.Response != "" }

@@ -1,6 +1,7 @@
 package data
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -49,8 +50,9 @@ func ValidArgName(s string) string {
 	return ""
 }
 
-// Validate checks a record against docs/contracts.md §1 and returns the first
-// problem as an *Error naming the field. Beyond JSON types it checks:
+// Validate checks a record against docs/contracts.md §1 and returns its
+// problems as one *Error naming the first field, the others in its More
+// (every problem of the record in one message). Beyond JSON types it checks:
 // id and lang (two lowercase letters) present; tool names valid and unique,
 // parameter schemas well-formed and of object type; at least one user
 // message, roles known, the last message from the user or a tool; every
@@ -60,84 +62,127 @@ func ValidArgName(s string) string {
 // acceptable under accept (an omitted argument needs "" in its list); split
 // is "", train, validation or test; a bfcl case has the shape BFCL's checker
 // reads (and a relevance category no gold call); turns and env as turns.go
-// says.
+// says; a response only on a record without gold calls.
 func (r *Record) Validate() error {
+	var errs problems
 	if strings.TrimSpace(r.ID) == "" {
-		return fieldErr("id", "empty")
+		errs.add(fieldErr("id", "empty"))
 	}
 	if !isLangCode(r.Lang) {
-		return fieldErr("lang", "must be an ISO 639-1 code (two lowercase letters), got %q", r.Lang)
+		errs.add(fieldErr("lang", "must be an ISO 639-1 code (two lowercase letters), got %q", r.Lang))
 	}
 	if r.Tools == nil {
-		return fieldErr("tools", "missing")
+		errs.add(fieldErr("tools", "missing"))
 	}
 	schemas := make(map[string]*Schema, len(r.Tools))
 	for i, t := range r.Tools {
-		p := fmt.Sprintf("tools[%d]", i)
-		if why := ValidName(t.Name); why != "" {
-			return fieldErr(p+".name", "invalid tool name %q: %s", t.Name, why)
+		s, err := validateTool(i, t, schemas)
+		errs.add(err)
+		if _, dup := schemas[t.Name]; s != nil && !dup {
+			schemas[t.Name] = s
 		}
-		if _, dup := schemas[t.Name]; dup {
-			return fieldErr(p+".name", "duplicate tool %q", t.Name)
-		}
-		s, err := t.Schema()
-		if err != nil {
-			return fieldErr(p+".parameters", "%v", err)
-		}
-		if len(t.Parameters) > 0 && len(s.Type) > 0 && !s.HasType("object") {
-			return fieldErr(p+".parameters.type", "must be \"object\", got %q", s.Type)
-		}
-		for _, prop := range s.Properties {
-			if why := ValidArgName(prop.Name); why != "" {
-				return fieldErr(p+".parameters.properties", "invalid parameter name %q: %s", prop.Name, why)
-			}
-		}
-		schemas[t.Name] = s
 	}
-	if err := r.validateMessages(schemas); err != nil {
-		return err
-	}
+	errs.add(r.validateMessages(schemas))
 	if r.Calls == nil {
-		return fieldErr("calls", "missing (use [] for no call)")
+		errs.add(fieldErr("calls", "missing (use [] for no call)"))
 	}
 	for i, c := range r.Calls {
-		if err := validateCall(c, fmt.Sprintf("calls[%d]", i), schemas); err != nil {
-			return err
-		}
+		errs.add(validateCall(c, fmt.Sprintf("calls[%d]", i), schemas))
 	}
-	if err := r.validateAccept(schemas); err != nil {
-		return err
+	if r.Response != "" && len(r.Calls) > 0 {
+		errs.add(fieldErr("response", "a record with gold calls has no text response (response is the answer of a turn without a call)"))
 	}
-	if r.SMV != nil {
-		if len(r.SMV) != len(r.Calls) {
-			return fieldErr("smv", "has %d entries for %d calls (one per call)", len(r.SMV), len(r.Calls))
-		}
-		for i, m := range r.SMV {
-			s := schemas[r.Calls[i].Name]
-			for _, k := range sortedKeys(m) {
-				if _, inCall := r.Calls[i].Arguments[k]; !inCall && !declared(s, k) {
-					return fieldErr(fmt.Sprintf("smv[%d].%s", i, k), "not a parameter of %q", r.Calls[i].Name)
-				}
-			}
-		}
+	if len(errs) == 0 { // accept and smv are read against valid calls
+		errs.add(r.validateAccept(schemas))
+		errs.add(r.validateSMV(schemas))
 	}
 	switch r.Split {
 	case "", "train", "validation", "test":
 	default:
-		return fieldErr("split", "must be one of train, validation, test (or empty), got %q", r.Split)
+		errs.add(fieldErr("split", "must be one of train, validation, test (or empty), got %q", r.Split))
 	}
-	if err := r.validateTurns(schemas); err != nil {
-		return err
-	}
+	errs.add(r.validateTurns(schemas))
 	if r.BFCL != nil {
 		if _, err := bfclck.ParseCase(r.BFCL.Category, r.BFCL.Functions, r.BFCL.GroundTruth); err != nil {
-			return fieldErr("bfcl", "%v", err)
+			errs.add(fieldErr("bfcl", "%v", err))
+		} else if bfclck.IsRelevance(r.BFCL.Category) && len(r.Calls) > 0 {
+			errs.add(fieldErr("calls", "a %s record has no gold call (use [])", r.BFCL.Category))
 		}
-		if bfclck.IsRelevance(r.BFCL.Category) && len(r.Calls) > 0 {
-			return fieldErr("calls", "a %s record has no gold call (use [])", r.BFCL.Category)
+	}
+	return errs.err()
+}
+
+// validateTool checks tools[i] (name, unique, schema) and returns its schema.
+func validateTool(i int, t Tool, seen map[string]*Schema) (*Schema, error) {
+	p := fmt.Sprintf("tools[%d]", i)
+	if why := ValidName(t.Name); why != "" {
+		return nil, fieldErr(p+".name", "invalid tool name %q: %s", t.Name, why)
+	}
+	if _, dup := seen[t.Name]; dup {
+		return nil, fieldErr(p+".name", "duplicate tool %q", t.Name)
+	}
+	s, err := t.Schema()
+	if err != nil {
+		return nil, fieldErr(p+".parameters", "%v", err)
+	}
+	if len(t.Parameters) > 0 && len(s.Type) > 0 && !s.HasType("object") {
+		return s, fieldErr(p+".parameters.type", "must be \"object\", got %q", s.Type)
+	}
+	for _, prop := range s.Properties {
+		if why := ValidArgName(prop.Name); why != "" {
+			return s, fieldErr(p+".parameters.properties", "invalid parameter name %q: %s", prop.Name, why)
+		}
+	}
+	return s, nil
+}
+
+func (r *Record) validateSMV(schemas map[string]*Schema) error {
+	if r.SMV == nil {
+		return nil
+	}
+	if len(r.SMV) != len(r.Calls) {
+		return fieldErr("smv", "has %d entries for %d calls (one per call)", len(r.SMV), len(r.Calls))
+	}
+	for i, m := range r.SMV {
+		s := schemas[r.Calls[i].Name]
+		for _, k := range sortedKeys(m) {
+			if _, inCall := r.Calls[i].Arguments[k]; !inCall && !declared(s, k) {
+				return fieldErr(fmt.Sprintf("smv[%d].%s", i, k), "not a parameter of %q", r.Calls[i].Name)
+			}
 		}
 	}
 	return nil
+}
+
+// problems collects every problem found in one record.
+type problems []*Error
+
+func (p *problems) add(err error) {
+	if err == nil {
+		return
+	}
+	var e *Error
+	if !errors.As(err, &e) {
+		e = &Error{Msg: err.Error()}
+	}
+	c := *e
+	c.More = nil
+	*p = append(*p, &c)
+	for i := range e.More {
+		*p = append(*p, &e.More[i])
+	}
+}
+
+// err is nil, the one problem, or the first carrying the others in More.
+func (p problems) err() error {
+	if len(p) == 0 {
+		return nil
+	}
+	first := *p[0]
+	for _, e := range p[1:] {
+		first.More = append(first.More, *e)
+	}
+	return &first
 }
 
 func isLangCode(s string) bool {

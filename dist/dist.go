@@ -189,19 +189,39 @@ func envInt(name string) (int, bool) {
 var deviceBackend func(c Comm, name string) (be kernels.Backend, dc Comm, ok bool, err error)
 
 // OpenBackend opens the named kernels backend for this rank and returns
-// the Comm to use with it. In a build with NCCL (argrl_cuda,argrl_mpi) and
-// more than one rank, "cuda" and "cuda-bf16tc" open the GPU chosen by the
-// local rank and return c wrapped so that its buffers move through NCCL;
-// every other case is kernels.Open(name) and c itself.
+// the Comm to use with it (ChooseBackend without its line).
 func OpenBackend(c Comm, name string) (kernels.Backend, Comm, error) {
+	be, dc, _, err := ChooseBackend(c, name)
+	return be, dc, err
+}
+
+// ChooseBackend opens the named kernels backend for this rank, returns the
+// Comm to use with it, and a line saying which backend it is (for "auto":
+// which it picked and why). In a build with NCCL (argrl_cuda,argrl_mpi)
+// and more than one rank, every CUDA mode ("cuda", "cuda-bf16tc",
+// "cuda-bf16", and "auto" where this rank sees a GPU: kernels.AutoCUDA)
+// opens the GPU chosen by the local rank and returns c wrapped so that its
+// buffers move through NCCL; every other case is kernels.Choose(name) and
+// c itself (so "auto" without a GPU is cpu, said in the line).
+func ChooseBackend(c Comm, name string) (kernels.Backend, Comm, string, error) {
 	if deviceBackend != nil && c.Size() > 1 {
 		if be, dc, ok, err := deviceBackend(c, name); ok {
-			return be, dc, err
+			if err != nil {
+				return nil, nil, "", err
+			}
+			line := be.Name() + " with NCCL"
+			if name == kernels.Auto {
+				line = be.Name() + " with NCCL (auto: the GPU's fastest mode; model.backend: cuda for f32)"
+			}
+			if d, ok := be.(interface{ Device() string }); ok {
+				line += ": " + d.Device()
+			}
+			return be, dc, line, nil
 		}
 	}
-	be, err := kernels.Open(name)
+	be, line, err := kernels.Choose(name)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, "", err
 	}
-	return be, c, nil
+	return be, c, line, nil
 }

@@ -333,3 +333,27 @@ func deliver(t *testing.T, plans [][2][]xfer, ph int, bufs func(r int) [][]float
 		}
 	}
 }
+
+// TestLocalRank: the launcher's node-local rank variable picks the GPU
+// when set (Open MPI's first, then Slurm's, …), else MPI's split.
+func TestLocalRank(t *testing.T) {
+	for _, v := range localRankVars {
+		t.Setenv(v, "")
+		os.Unsetenv(v)
+	}
+	if got := localRank(3); got != 3 {
+		t.Errorf("no variable: %d, want MPI's 3", got)
+	}
+	t.Setenv("SLURM_LOCALID", "5")
+	if got := localRank(3); got != 5 {
+		t.Errorf("SLURM_LOCALID=5: %d", got)
+	}
+	t.Setenv("OMPI_COMM_WORLD_LOCAL_RANK", "2")
+	if got := localRank(3); got != 2 {
+		t.Errorf("OMPI_COMM_WORLD_LOCAL_RANK=2 over SLURM_LOCALID=5: %d", got)
+	}
+	t.Setenv("OMPI_COMM_WORLD_LOCAL_RANK", "x")
+	if got := localRank(3); got != 5 {
+		t.Errorf("a bad OMPI_COMM_WORLD_LOCAL_RANK is skipped: %d", got)
+	}
+}

@@ -3,6 +3,8 @@ package dist
 import (
 	"errors"
 	"fmt"
+	"os"
+	"strconv"
 	"time"
 
 	"github.com/argrl/argrl/kernels"
@@ -123,6 +125,24 @@ func decodeStatuses(st [][]byte, rank int, local error) error {
 		return errs[0]
 	}
 	return errors.Join(errs...)
+}
+
+// localRankVars are the launchers' node-local rank variables (Open MPI,
+// Slurm, MPICH/Hydra, PMI, MVAPICH), in that order.
+var localRankVars = []string{"OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID", "MPI_LOCALRANKID", "PMI_LOCAL_RANK", "MV2_COMM_WORLD_LOCAL_RANK"}
+
+// localRank is this process's rank among those of its node, which picks
+// its GPU: the launcher's own variable when it sets one, else fromMPI (the
+// rank in MPI's shared-memory split of the job).
+func localRank(fromMPI int) int {
+	for _, v := range localRankVars {
+		if s, ok := os.LookupEnv(v); ok {
+			if n, err := strconv.Atoi(s); err == nil && n >= 0 {
+				return n
+			}
+		}
+	}
+	return fromMPI
 }
 
 // deviceFor is the GPU ordinal of a rank: its local rank, one rank per

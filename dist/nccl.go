@@ -3,11 +3,7 @@
 package dist
 
 /*
-#cgo LDFLAGS: -lcuda
-#include <cuda.h>
 #include "argrl_nccl.h"
-
-static int argrl_stream_query(void* s) { return (int)cuStreamQuery((CUstream)s); }
 */
 import "C"
 
@@ -20,7 +16,6 @@ import (
 
 	"github.com/argrl/argrl/kernels"
 	"github.com/argrl/argrl/kernels/cuda"
-	"gorgonia.org/cu"
 )
 
 // ncclChunkElems bounds the f32 elements of one NCCL all-reduce step: its
@@ -47,13 +42,19 @@ type ncclComm struct {
 
 func init() { deviceBackend = openDeviceBackend }
 
+// openDeviceBackend opens every CUDA mode ("cuda", "cuda-bf16tc",
+// "cuda-bf16") on the rank's GPU with NCCL; "auto" is the mode
+// kernels.AutoCUDA picks when this rank sees a GPU (else not a device
+// name: the caller falls back to kernels.Choose, which picks cpu).
 func openDeviceBackend(c Comm, name string) (kernels.Backend, Comm, bool, error) {
-	var opt cuda.Options
-	switch name {
-	case "cuda":
-	case "cuda-bf16tc":
-		opt.BF16TensorCores = true
-	default:
+	if name == kernels.Auto {
+		if n, err := cuda.DeviceCount(); err != nil || n == 0 {
+			return nil, nil, false, nil
+		}
+		name = kernels.AutoCUDA
+	}
+	opt, ok := cuda.OptionsFor(name)
+	if !ok {
 		return nil, nil, false, nil
 	}
 	be, nc, err := OpenCUDA(c, opt)
@@ -75,10 +76,10 @@ func OpenCUDA(c Comm, opt cuda.Options) (*cuda.Backend, Comm, error) {
 		return nil, nil, fmt.Errorf("dist: NCCL needs the MPI Comm (dist.Open under mpirun or srun), not %T", c)
 	}
 	var be *cuda.Backend
-	n, err := cu.NumDevices()
+	n, err := cuda.DeviceCount()
 	if err != nil {
 		err = fmt.Errorf("dist: count CUDA devices: %w", err)
-	} else if dev, e := deviceFor(m.local, n); e != nil {
+	} else if dev, e := deviceFor(localRank(m.local), n); e != nil {
 		err = e
 	} else {
 		be, err = cuda.NewOnDevice(dev, opt)
@@ -158,12 +159,12 @@ func (n *ncclComm) blocking(op string, f func()) {
 // NCCL's asynchronous error; a failure or the timeout is fatal.
 func (n *ncclComm) wait(op string, stream unsafe.Pointer) {
 	ok := poll(n.timeout, func() bool {
-		switch q := C.argrl_stream_query(stream); q {
-		case C.CUDA_SUCCESS:
+		done, err := cuda.StreamDone(stream)
+		if err != nil {
+			n.die(op, err.Error(), true)
+		}
+		if done {
 			return true
-		case C.CUDA_ERROR_NOT_READY:
-		default:
-			n.die(op, fmt.Sprintf("CUDA error %d on the stream", int(q)), true)
 		}
 		var ae C.int
 		if rc := C.argrl_nccl_async_error(n.comm, &ae); rc != 0 {

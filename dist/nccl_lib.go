@@ -11,12 +11,18 @@ import "C"
 
 import (
 	"fmt"
+	"os"
 	"sync"
 	"unsafe"
+
+	"github.com/argrl/argrl/kernels/cuda/cudalib"
 )
 
 // ncclLibrary is the NCCL runtime opened by the CUDA build. It is loaded
-// at run time: building needs no NCCL, and only a GPU run needs it.
+// at run time (building needs no NCCL, and only a GPU run needs it), from
+// the first file package cudalib finds (the loader's path, CUDA toolkits,
+// python3's nvidia-nccl pip wheel; ARGRL_LIBNCCL overrides), else by this
+// name through the dynamic loader's own search.
 const ncclLibrary = "libnccl.so.2"
 
 // ncclMinVersion is NCCL 2.7.0, the first with ncclSend/ncclRecv
@@ -26,6 +32,7 @@ const ncclMinVersion = 2700
 
 var ncclLoad struct {
 	once    sync.Once
+	path    string
 	version int
 	err     error
 }
@@ -33,17 +40,29 @@ var ncclLoad struct {
 // loadNCCL opens libnccl.so.2 once per process and returns its version.
 func loadNCCL() (int, error) {
 	ncclLoad.once.Do(func() {
-		lib := C.CString(ncclLibrary)
+		path := ncclLibrary
+		found, ferr := cudalib.System().Find(cudalib.NCCL, 0)
+		if ferr == nil {
+			path = found[0].Path
+		} else if os.Getenv(cudalib.NCCL.Env) != "" {
+			ncclLoad.err = fmt.Errorf("dist: %w", ferr)
+			return
+		}
+		lib := C.CString(path)
 		defer C.free(unsafe.Pointer(lib))
 		var v C.int
 		if msg := C.argrl_nccl_load(lib, &v); msg != nil {
-			ncclLoad.err = fmt.Errorf("dist: %s not found: %s (install NCCL %s or newer, or add its directory to LD_LIBRARY_PATH)",
-				ncclLibrary, C.GoString(msg), "2.7")
+			why := ""
+			if ferr != nil {
+				why = "; " + ferr.Error()
+			}
+			ncclLoad.err = fmt.Errorf("dist: %s not found: %s (install NCCL %s or newer, or set %s)%s",
+				path, C.GoString(msg), "2.7", cudalib.NCCL.Env, why)
 			return
 		}
-		ncclLoad.version = int(v)
+		ncclLoad.path, ncclLoad.version = path, int(v)
 		if v < ncclMinVersion {
-			ncclLoad.err = fmt.Errorf("dist: %s is NCCL version code %d; argrl needs NCCL 2.7 or newer", ncclLibrary, int(v))
+			ncclLoad.err = fmt.Errorf("dist: %s is NCCL version code %d; argrl needs NCCL 2.7 or newer", path, int(v))
 		}
 	})
 	return ncclLoad.version, ncclLoad.err

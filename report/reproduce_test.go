@@ -83,12 +83,31 @@ func TestReproduceClaims(t *testing.T) {
 		if strings.HasPrefix(c.Claim, "retention") && c.Holds { // GRPO 49 < SFT 50
 			t.Errorf("%s holds: %v", c.Claim, c.Values)
 		}
-		if strings.HasPrefix(c.Claim, "ALC exceeds FCM") && !c.Holds { // 40 vs 20
-			t.Errorf("%s does not hold: %v", c.Claim, c.Values)
+		if strings.HasPrefix(c.Claim, "ALC exceeds FCM") && (!c.Holds || !c.Sanity) { // 40 vs 20; FCM ≤ ALC by construction
+			t.Errorf("%s: holds %v, sanity %v: %v", c.Claim, c.Holds, c.Sanity, c.Values)
 		}
+	}
+	if h, n, _, s := CountClaims(cs); seen != len(want) || len(cs) != 10 || n != 9 || s != 1 || h != 7 {
+		t.Errorf("CountClaims: %d of %d claims hold, %d sanity checks", h, n, s)
 	}
 	if seen != len(want) || len(cs) != 10 {
 		t.Errorf("%d claims (%d of the expected ones)", len(cs), seen)
+	}
+	// Paired margins: every draw moves both stages alike here, so the
+	// margin of SFT over base is 20 points on each draw, sd 0.
+	for _, c := range cs {
+		if c.Claim == "SFT > Base (ALC, FCM; Split-1, es)" {
+			m := c.Values["ALC(sft learn.es) > ALC(base learn.es)"].(map[string]any)
+			if m["mean_margin"] != 20.0 || m["sd_margin"] != 0.0 {
+				t.Errorf("paired margins %v", m)
+			}
+		}
+	}
+	var cb bytes.Buffer
+	WriteReproClaims(&cb, cs)
+	if out := cb.String(); !strings.Contains(out, "(paired, mean 20.00 ± 0.00 sd)") || !strings.Contains(out, "Sanity checks") ||
+		strings.Index(out, "Sanity checks") > strings.Index(out, "ALC exceeds FCM") {
+		t.Errorf("claims:\n%s", out)
 	}
 	var b bytes.Buffer
 	if err := d.WriteTables(&b); err != nil {

@@ -40,6 +40,11 @@ type BFCLSummary struct {
 type BFCLReport struct {
 	Categories map[string]BFCLScore `json:"categories"`
 	Summary    BFCLSummary          `json:"summary"`
+	// Missing names, for each summary column left N/A (by its JSON name),
+	// the categories it averages that were not evaluated; Partial is the
+	// same formula over the categories that were (absent when none was).
+	Missing map[string][]string `json:"missing,omitempty"`
+	Partial map[string]float64  `json:"partial,omitempty"`
 }
 
 // BFCLAggregate accumulates verdicts by category.
@@ -74,46 +79,90 @@ func (a *BFCLAggregate) Report() BFCLReport {
 		sc.Accuracy = float64(sc.Correct) / float64(sc.Total)
 		r.Categories[c] = sc
 	}
-	acc := func(c string) (float64, bool) {
-		s, ok := r.Categories[c]
-		return s.Accuracy, ok
+	var simple, nonLive, live, irr, rel column
+	simple.mean(r.Categories, "simple_python", "simple_java", "simple_javascript")
+	nonLive.add(simple)
+	for _, c := range []string{"multiple", "parallel", "parallel_multiple"} {
+		var one column
+		one.mean(r.Categories, c)
+		nonLive.add(one)
 	}
-	mean := func(cats ...string) *float64 {
-		sum := 0.0
-		for _, c := range cats {
-			v, ok := acc(c)
-			if !ok {
-				return nil
-			}
-			sum += v
+	live.weighted(r.Categories, "live_simple", "live_multiple", "live_parallel", "live_parallel_multiple")
+	irr.mean(r.Categories, "irrelevance", "live_irrelevance")
+	rel.mean(r.Categories, "live_relevance")
+	for _, c := range []struct {
+		name string
+		col  column
+		dst  **float64
+	}{
+		{"non_live", nonLive, &r.Summary.NonLive}, {"non_live_simple", simple, &r.Summary.NonLiveSimple},
+		{"live", live, &r.Summary.Live}, {"irrelevance", irr, &r.Summary.Irrelevance}, {"relevance", rel, &r.Summary.Relevance},
+	} {
+		if len(c.col.missing) == 0 {
+			v := c.col.value()
+			*c.dst = &v
+			continue
 		}
-		m := sum / float64(len(cats))
-		return &m
-	}
-	s := &r.Summary
-	s.NonLiveSimple = mean("simple_python", "simple_java", "simple_javascript")
-	if s.NonLiveSimple != nil {
-		if rest := mean("multiple", "parallel", "parallel_multiple"); rest != nil {
-			v := (*s.NonLiveSimple + 3**rest) / 4
-			s.NonLive = &v
+		if r.Missing == nil {
+			r.Missing, r.Partial = map[string][]string{}, map[string]float64{}
+		}
+		r.Missing[c.name] = c.col.missing
+		if c.col.n > 0 {
+			r.Partial[c.name] = c.col.value()
 		}
 	}
-	correct, total := 0, 0
-	for _, c := range []string{"live_simple", "live_multiple", "live_parallel", "live_parallel_multiple"} {
-		sc, ok := r.Categories[c]
-		if !ok {
-			total = -1
-			break
-		}
-		correct, total = correct+sc.Correct, total+sc.Total
-	}
-	if total > 0 {
-		v := float64(correct) / float64(total)
-		s.Live = &v
-	}
-	s.Irrelevance = mean("irrelevance", "live_irrelevance")
-	s.Relevance = mean("live_relevance")
 	return r
+}
+
+// column is a summary column being computed: the unweighted mean of its
+// parts' accuracies (sum/n), or, weighted, correct/total; missing lists
+// the categories it needs that were not evaluated.
+type column struct {
+	sum            float64
+	n              int
+	correct, total int
+	isWeighted     bool
+	missing        []string
+}
+
+func (c *column) mean(cats map[string]BFCLScore, names ...string) {
+	for _, name := range names {
+		if s, ok := cats[name]; ok {
+			c.sum += s.Accuracy
+			c.n++
+		} else {
+			c.missing = append(c.missing, name)
+		}
+	}
+}
+
+func (c *column) weighted(cats map[string]BFCLScore, names ...string) {
+	c.isWeighted = true
+	for _, name := range names {
+		if s, ok := cats[name]; ok {
+			c.correct, c.total = c.correct+s.Correct, c.total+s.Total
+			c.n++
+		} else {
+			c.missing = append(c.missing, name)
+		}
+	}
+}
+
+// add makes the column p one part of c's unweighted mean (when any of
+// p's categories was evaluated).
+func (c *column) add(p column) {
+	c.missing = append(c.missing, p.missing...)
+	if p.n > 0 {
+		c.sum += p.value()
+		c.n++
+	}
+}
+
+func (c column) value() float64 {
+	if c.isWeighted {
+		return float64(c.correct) / float64(c.total)
+	}
+	return c.sum / float64(c.n)
 }
 
 // Table renders the report: one line per category (sorted), then the
@@ -125,17 +174,23 @@ func (r BFCLReport) Table() string {
 		s := r.Categories[c]
 		fmt.Fprintf(&b, "%-24s %8d %6d %8.2f%%\n", c, s.Correct, s.Total, 100*s.Accuracy)
 	}
-	col := func(name string, v *float64) {
-		if v == nil {
-			fmt.Fprintf(&b, "%-24s %24s\n", name, "N/A")
+	col := func(name, key string, v *float64) {
+		if v != nil {
+			fmt.Fprintf(&b, "%-24s %23.2f%%\n", name, 100**v)
 			return
 		}
-		fmt.Fprintf(&b, "%-24s %23.2f%%\n", name, 100**v)
+		// N/A as on the leaderboard, which needs every category; say
+		// which are missing and what the evaluated ones give.
+		why := "not evaluated: " + strings.Join(r.Missing[key], ", ")
+		if p, ok := r.Partial[key]; ok {
+			why = fmt.Sprintf("%s; over the categories evaluated: %.2f%%", why, 100*p)
+		}
+		fmt.Fprintf(&b, "%-24s %24s  (%s)\n", name, "N/A", why)
 	}
-	col("Non-Live AST Acc", r.Summary.NonLive)
-	col("  Non-Live Simple AST", r.Summary.NonLiveSimple)
-	col("Live Acc", r.Summary.Live)
-	col("Irrelevance Detection", r.Summary.Irrelevance)
-	col("Relevance Detection", r.Summary.Relevance)
+	col("Non-Live AST Acc", "non_live", r.Summary.NonLive)
+	col("  Non-Live Simple AST", "non_live_simple", r.Summary.NonLiveSimple)
+	col("Live Acc", "live", r.Summary.Live)
+	col("Irrelevance Detection", "irrelevance", r.Summary.Irrelevance)
+	col("Relevance Detection", "relevance", r.Summary.Relevance)
 	return b.String()
 }

@@ -143,4 +143,21 @@ func TestBFCLSummaryColumns(t *testing.T) {
 	if rb.Summary.NonLive != nil || rb.Summary.Live != nil || rb.Summary.Irrelevance != nil || !strings.Contains(rb.Table(), "N/A") {
 		t.Errorf("partial summary %+v", rb.Summary)
 	}
+	// ... and the table says why, with the value over what was evaluated
+	// (simple_python alone is not "N/A" with nothing said).
+	tb := rb.Table()
+	for _, w := range []string{
+		"Non-Live Simple AST", "N/A  (not evaluated: simple_java, simple_javascript; over the categories evaluated: 100.00%)",
+		"(not evaluated: live_simple, live_multiple, live_parallel, live_parallel_multiple)",
+	} {
+		if !strings.Contains(tb, w) {
+			t.Errorf("partial table lacks %q:\n%s", w, tb)
+		}
+	}
+	if m := rb.Missing["non_live_simple"]; strings.Join(m, ",") != "simple_java,simple_javascript" || rb.Partial["non_live_simple"] != 1 {
+		t.Errorf("missing %v partial %v", rb.Missing, rb.Partial)
+	}
+	if _, ok := rb.Partial["live"]; ok || len(r.Missing) != 0 {
+		t.Errorf("partial %v; the complete report's missing %v", rb.Partial, r.Missing)
+	}
 }

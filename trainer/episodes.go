@@ -96,15 +96,15 @@ func (r *rlRun) setupEpisodes(cfg config.Config, s *Setup, log io.Writer) error 
 
 // generate rolls out this rank's prompts: single-turn groups, or the
 // episodes of their records, whose prompts must be the training
-// examples' (held and recs locate each prompt's example, as in rollOut).
-func (r *rlRun) generate(ctx context.Context, prompts []rollout.Prompt, held, recs []int, p rollout.Params) ([]*rollout.Group, error) {
+// examples' (recs[at[i]] is prompt i's example, as in rollOut).
+func (r *rlRun) generate(ctx context.Context, prompts []rollout.Prompt, at, recs []int, p rollout.Params) ([]*rollout.Group, error) {
 	if r.mt == nil {
 		return r.eng.Generate(ctx, prompts, p)
 	}
 	exs := r.Setup.Train.Examples
-	rs := make([]data.Record, len(held))
-	for i, at := range held {
-		rs[i] = *exs[recs[at]].Rec
+	rs := make([]data.Record, len(at))
+	for i, k := range at {
+		rs[i] = *exs[recs[k]].Rec
 	}
 	groups, err := r.eng.Episodes(ctx, rs, p, r.mt.conv)
 	if err != nil {

@@ -26,7 +26,11 @@ func multiTurnRun(t *testing.T, sets ...string) (*rlRun, stepSample, []int) {
 	if err != nil {
 		t.Fatalf("%v\n%s", err, log.String())
 	}
-	t.Cleanup(r.close)
+	t.Cleanup(func() {
+		if err := r.close(); err != nil {
+			t.Error(err)
+		}
+	})
 	ctx := context.Background()
 	sb, err := r.Next(ctx, 1)
 	if err != nil {

@@ -16,7 +16,7 @@ package trainer
 // data.val_max caps the examples used (the file's first N), so a large
 // validation file can be sampled cheaply every eval_every steps.
 //
-// With several ranks (team.go) the examples are dealt over the shares like
+// With several ranks (trainer/ranks) the examples are dealt over them like
 // a step's records: each rank computes the loss of its batches and the
 // greedy responses of its examples, every rank receives the sums and the
 // texts, and rank 0 alone scores them (the other ranks' Evaluate returns
@@ -29,9 +29,11 @@ import (
 	"sort"
 
 	"github.com/argrl/argrl/data"
+	"github.com/argrl/argrl/data/format"
 	"github.com/argrl/argrl/reward"
 	"github.com/argrl/argrl/rollout"
 	"github.com/argrl/argrl/trainer/metrics"
+	"github.com/argrl/argrl/trainer/ranks"
 )
 
 // EvalOptions choose what Evaluate computes.
@@ -57,24 +59,44 @@ func (s *Setup) Evaluate(ctx context.Context, ds *Dataset, o EvalOptions) (metri
 		}
 		m["loss"] = loss
 	}
-	if !o.Generate {
-		if !s.ranks().lead() {
+	chat := 0 // plain conversations have no call to score
+	for _, ex := range exs {
+		if ex.Rec.PlainChat() {
+			chat++
+		}
+	}
+	if chat > 0 && o.Generate && !s.notedChat {
+		s.notedChat = true
+		fmt.Fprintf(s.log, "evaluate %s: %d of %d records are plain chat (no tools): the call metrics (TID…FCM) skip them\n", ds.Path, chat, len(exs))
+	}
+	if !o.Generate || chat == len(exs) {
+		if !s.ranks.Lead() {
 			return nil, nil, nil, nil
 		}
 		return m, nil, nil, nil
 	}
-	texts, err := s.greedyShared(ctx, exs)
+	texts, err := s.greedyAll(ctx, exs)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	if !s.ranks().lead() {
+	if !s.ranks.Lead() {
 		return nil, nil, texts, nil
 	}
-	recs := make([]data.Record, len(exs))
-	for i, ex := range exs {
-		recs[i] = *ex.Rec
+	recs := make([]data.Record, 0, len(exs))
+	scored := texts
+	if chat > 0 {
+		scored = make([]string, 0, len(exs)-chat)
 	}
-	rep, outs, err := s.Scorer.Evaluate(ctx, recs, texts)
+	for i, ex := range exs {
+		if !ex.Rec.PlainChat() {
+			recs = append(recs, *ex.Rec)
+			if chat > 0 {
+				scored = append(scored, texts[i])
+			}
+		}
+	}
+	s.warnFormat("evaluate", "evaluate "+ds.Path, scored)
+	rep, outs, err := s.Scorer.Evaluate(ctx, recs, scored)
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("evaluate %s: %w", ds.Path, err)
 	}
@@ -87,63 +109,68 @@ func (s *Setup) Evaluate(ctx context.Context, ds *Dataset, o EvalOptions) (metri
 	return m, &rep, texts, nil
 }
 
-// ranks is the Setup's team (one process when it has none).
-func (s *Setup) ranks() *team {
-	if s.team == nil {
-		s.team, _ = newTeam(nil, 1)
+// warnFormat prints format.Mismatch's one-line warning when more than half
+// of texts have no call in the configured format but calls in another;
+// once per kind of output (a step's rollouts, an evaluation) and run.
+func (s *Setup) warnFormat(kind, what string, texts []string) {
+	if s.warned[kind] || !s.ranks.Lead() {
+		return
 	}
-	return s.team
+	m := format.NewMismatch(s.Format)
+	for _, t := range texts {
+		m.Add(t)
+	}
+	if w := m.Warning(what); w != "" {
+		if s.warned == nil {
+			s.warned = map[string]bool{}
+		}
+		s.warned[kind] = true
+		fmt.Fprintln(s.log, w)
+	}
 }
 
-// nllSum is a share's part of the validation loss.
+// nllSum is a part's share of the validation loss (it travels between
+// ranks).
 type nllSum struct {
 	NLL float64
 	N   int
 }
 
 // ValLoss is the token-mean NLL over the assistant targets of exs: batches
-// of optim.batch_size, longest first, dealt over the ranks' shares (the
-// same value on every rank).
+// of optim.batch_size, longest first, dealt over the ranks (the same
+// value on every rank).
 func (s *Setup) ValLoss(exs []Example) (float64, error) {
 	idx := make([]int, len(exs))
 	for i := range idx {
 		idx[i] = i
 	}
 	sort.SliceStable(idx, func(a, b int) bool { return len(exs[idx[a]].IDs) > len(exs[idx[b]].IDs) })
-	t := s.ranks()
-	sums := make([]nllSum, t.shares)
-	var err error
 	bs := max(1, s.Config.Optim.BatchSize)
-	for _, c := range t.deal(bs, t.split(len(idx), bs)) {
-		if !t.holds(c.share) {
-			continue
+	sums, err := ranks.Fold(s.ranks, s.ranks.Deal(len(idx), bs), bs, func(b ranks.Batch, sum *nllSum) error {
+		seqs := make([][]int32, len(b.At))
+		for i, at := range b.At {
+			seqs[i] = exs[idx[at]].IDs
 		}
-		seqs := make([][]int32, len(c.at))
-		for b, at := range c.at {
-			seqs[b] = exs[idx[at]].IDs
+		lp, err := s.Model.LogProbs(seqs, true)
+		if err != nil {
+			return fmt.Errorf("validation loss: %w", err)
 		}
-		lp, e := s.Model.LogProbs(seqs, true)
-		if e != nil {
-			err = fmt.Errorf("validation loss: %w", e)
-			break
-		}
-		sum := &sums[c.share]
-		for b, at := range c.at {
+		for i, at := range b.At {
 			for t, on := range exs[idx[at]].Mask {
 				if on && t > 0 {
-					sum.NLL -= float64(lp[b][t])
+					sum.NLL -= float64(lp[i][t])
 					sum.N++
 				}
 			}
 		}
-	}
-	all, err := shareValues(t, err, mine(t, sums))
+		return nil
+	})
 	if err != nil {
 		return 0, err
 	}
 	var nll float64
 	var n int
-	for _, p := range all {
+	for _, p := range sums {
 		nll += p.NLL
 		n += p.N
 	}
@@ -153,51 +180,17 @@ func (s *Setup) ValLoss(exs []Example) (float64, error) {
 	return nll / float64(n), nil
 }
 
-// greedyShared is Greedy with the examples dealt over the ranks' shares:
-// every rank gets every text.
-func (s *Setup) greedyShared(ctx context.Context, exs []Example) ([]string, error) {
-	t := s.ranks()
-	if t.shares == 1 {
-		return s.Greedy(ctx, exs)
-	}
-	pos := t.byShare(t.split(len(exs), max(1, s.Config.Optim.BatchSize)))
-	var mine []Example
-	var counts []int
-	for sh, at := range pos {
-		if t.holds(sh) {
-			for _, i := range at {
-				mine = append(mine, exs[i])
-			}
-			counts = append(counts, len(at))
+// greedyAll is Greedy with the examples dealt over the ranks: every rank
+// gets every text.
+func (s *Setup) greedyAll(ctx context.Context, exs []Example) ([]string, error) {
+	dealt := s.ranks.Deal(len(exs), max(1, s.Config.Optim.BatchSize))
+	return ranks.Map(s.ranks, dealt, 0, func(b ranks.Batch) ([]string, error) {
+		mine := make([]Example, len(b.At))
+		for i, at := range b.At {
+			mine[i] = exs[at]
 		}
-	}
-	var texts []string
-	var err error
-	if len(mine) > 0 {
-		texts, err = s.Greedy(ctx, mine)
-	}
-	if err == nil && len(texts) != len(mine) {
-		err = fmt.Errorf("evaluate: %d texts for %d examples", len(texts), len(mine))
-	}
-	parts := make([][]string, len(counts))
-	for i, n := range counts {
-		if err == nil {
-			parts[i], texts = texts[:n], texts[n:]
-		}
-	}
-	all, err := shareValues(t, err, parts)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]string, len(exs))
-	for sh, p := range all {
-		for k, text := range p {
-			if k < len(pos[sh]) {
-				out[pos[sh][k]] = text
-			}
-		}
-	}
-	return out, nil
+		return s.Greedy(ctx, mine)
+	})
 }
 
 // Greedy returns one greedy response text per example (its prompt ids),

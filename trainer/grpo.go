@@ -26,7 +26,7 @@ package trainer
 //   - a group whose G rewards are equal contributes nothing but its KL term
 //     unless dynamic_sampling.enabled replaces it (DAPO, sample.go);
 //     zero_std_frac logs how often that happens;
-//   - no dropout during RL (rl.go), so the first ratio is 1.
+//   - no dropout during RL (rlrun.go), so the first ratio is 1.
 //
 // With rollout.max_turns > 1 every rollout is a multi-turn episode
 // (episodes.go): the same group advantages, from the trajectory reward, on
@@ -49,12 +49,12 @@ import (
 )
 
 // GRPO runs group-relative policy optimization as cfg describes.
-func GRPO(ctx context.Context, cfg config.Config, o RLOptions) (*RLResult, error) {
+func GRPO(ctx context.Context, cfg config.Config, o RLOptions) (_ *RLResult, err error) {
 	r, err := newRLRun(cfg, o, rlSpec{name: "grpo", g: cfg.Rollout.G})
 	if err != nil {
 		return nil, err
 	}
-	defer r.close()
+	defer func() { err = withClose(err, r.close()) }()
 	beta := cfg.TokenWeight.Beta
 	// The objective per response token (rl/loss.go), with ρ = π/π_old:
 	// ℓ_t = −min(ρÂ, clip(ρ, 1−ε_lo, 1+ε_hi)Â) + kl.coef·KL_t(π, π_ref).

@@ -29,7 +29,7 @@ package trainer
 //
 // Where it departs from the papers: the KL term is in the loss, not folded
 // into per-token rewards (as GRPO here, and verl with use_kl_loss); the
-// critic is not warmed up before the policy; no dropout (rl.go).
+// critic is not warmed up before the policy; no dropout (rlrun.go).
 
 import (
 	"context"
@@ -40,12 +40,12 @@ import (
 )
 
 // PPO runs critic-based PPO as cfg describes.
-func PPO(ctx context.Context, cfg config.Config, o RLOptions) (*RLResult, error) {
+func PPO(ctx context.Context, cfg config.Config, o RLOptions) (_ *RLResult, err error) {
 	r, err := newRLRun(cfg, o, rlSpec{name: "ppo", g: 1, critic: true})
 	if err != nil {
 		return nil, err
 	}
-	defer r.close()
+	defer func() { err = withClose(err, r.close()) }()
 	beta := cfg.TokenWeight.Beta
 	// The objective per response token (rl/loss.go), with ρ = π/π_old:
 	// ℓ_t = −min(ρÂ, clip(ρ, 1−ε_lo, 1+ε_hi)Â) + kl.coef·KL_t(π, π_ref)

@@ -1,3 +1,15 @@
+// Package trainer holds argrl's training recipes, SFT (sft.go), GRPO
+// (grpo.go) and PPO (ppo.go), each reading top to bottom, on one scaffold
+// (run.go: opening a run directory, the single restore and the single
+// save) and one setup (setup.go: model, tokenizer, data, rewards); the RL
+// step the two RL recipes share is rlstep.go (its setup rlrun.go). The
+// pieces they call live in subpackages: config, ckpt, optim, batch,
+// metrics and rl. Each recipe also runs data-parallel on the ranks of a
+// dist.Comm: every phase of a step runs through the run's one team
+// (trainer/ranks: the split of a step, the reductions, the failures).
+// GRPO and PPO roll out multi-turn episodes with tool execution when
+// rollout.max_turns > 1 (episodes.go). See docs/design.md for a GRPO step
+// end to end.
 package trainer
 
 // The scaffold every recipe (SFT, GRPO, PPO) trains in, so that a recipe
@@ -26,20 +38,25 @@ package trainer
 // RUN/checkpoints and picks the checkpoint to resume. A fresh run refuses
 // a directory that already holds a checkpoint, so a forgotten --resume
 // never overwrites a run. Prepare writes RUN/config.yaml (the resolved
-// config, reloadable with --config) and opens RUN/metrics.jsonl (cut back
-// to the resumed step); OpenRun is ClaimRun with those files at once.
+// config, reloadable with --config; a resumed run appends its changed keys
+// to RUN/config.history instead, see config.LoadResume) and opens
+// RUN/metrics.jsonl (cut back to the resumed step); OpenRun is ClaimRun
+// with those files at once. A failed start leaves nothing behind: with
+// RunOptions.Inputs the model's config.json and the data files are checked
+// before the directory is made (CheckInputs), and Close removes what a
+// fresh run's start made (directories, lock, config.yaml, metrics.jsonl)
+// until Resume returns or a checkpoint is written.
 //
-// Signals (stop.go): from Resume on, the first SIGINT or SIGTERM lets the
+// The config hash in trainer_state.json (ConfigHash, setup.go) covers
+// every key except run.dir and the checkpoint and dist sections; resuming
+// with a different hash prints a warning.
+//
+// Signals (trainer/internal/stop): from Resume on, the first SIGINT or SIGTERM lets the
 // current step finish, writes a checkpoint and ends the run with an
 // *Interrupted error (exit status 130 or 143); a second one exits at once.
 //
-// The config hash in trainer_state.json covers every key except run.dir and
-// the checkpoint and dist sections (which do not change the trajectory;
-// the share count, which changes its rounding, is kept in the state
-// itself); resuming with a different hash prints a warning, since the
-// continuation is then not the uninterrupted run.
-//
-// Data parallelism (team.go): with several ranks, rank 0 alone takes the
+// Data parallelism (trainer/ranks): ClaimRun makes the run's one team of
+// ranks, which Setup and the recipes' phases use. With several ranks, rank 0 alone takes the
 // lock, repairs the directory, picks the checkpoint to resume and writes
 // config.yaml, metrics.jsonl, the checkpoints, best/ and rollouts/; the
 // other ranks never write into the run directory: they read the
@@ -49,17 +66,15 @@ package trainer
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
-	"reflect"
-
-	"gopkg.in/yaml.v3"
+	"time"
 
 	"github.com/argrl/argrl/dist"
 	"github.com/argrl/argrl/internal/atomicfile"
@@ -67,8 +82,10 @@ import (
 	"github.com/argrl/argrl/trainer/batch"
 	"github.com/argrl/argrl/trainer/ckpt"
 	"github.com/argrl/argrl/trainer/config"
+	"github.com/argrl/argrl/trainer/internal/stop"
 	"github.com/argrl/argrl/trainer/metrics"
 	"github.com/argrl/argrl/trainer/optim"
+	"github.com/argrl/argrl/trainer/ranks"
 )
 
 // ConfigFile is the resolved config's name inside RUN/.
@@ -80,8 +97,11 @@ type RunOptions struct {
 	Resume bool      // continue from checkpoint.resume_from or RUN/checkpoints/latest
 	Log    io.Writer // warnings and messages (nil: discarded)
 	// Comm is this process's rank of a data-parallel run (nil: one
-	// process); see team.go.
+	// process); ClaimRun makes the run's team of it (trainer/ranks).
 	Comm dist.Comm
+	// Inputs: check the files a recipe reads first (CheckInputs), so
+	// that a typo in a path fails before the run directory is made.
+	Inputs bool
 }
 
 // A Part is recipe state that a checkpoint holds in files of its own,
@@ -113,10 +133,12 @@ type Run struct {
 	Saved      string            // the newest checkpoint this process wrote
 
 	name      string
-	team      *team
-	latest    string // ranks > 0: the checkpoint rank 0's `latest` names
+	ranks     *ranks.Team
+	made      []string // what a fresh start created, removed by Close when the start fails
+	started   bool     // Resume returned or a checkpoint was written: Close keeps the run
+	latest    string   // ranks > 0: the checkpoint rank 0's `latest` names
 	lock      *ckpt.Lock
-	stop      *stopper
+	stop      *stop.Stopper
 	savedStep int // the step of Saved (0: none)
 	parts     []Part
 	bestSeen  *float64
@@ -136,22 +158,25 @@ func ClaimRun(cfg config.Config, o RunOptions) (*Run, error) {
 	if warn == nil {
 		warn = io.Discard
 	}
-	t, err := newTeam(o.Comm, cfg.Dist.Shares)
+	t, err := ranks.New(o.Comm, cfg.Dist.Shares)
 	if err != nil {
 		return nil, err
 	}
-	r := &Run{Dir: cfg.Run.Dir, Config: cfg, Log: warn, name: o.Name, team: t}
-	if t.lead() {
+	r := &Run{Dir: cfg.Run.Dir, Config: cfg, Log: warn, name: o.Name, ranks: t}
+	if o.Inputs {
+		err = CheckInputs(cfg)
+	}
+	if err == nil && t.Lead() {
 		err = r.take(o)
 	}
-	if t.size() > 1 {
+	if t.Size() > 1 {
 		err = r.shareClaim(err)
 	}
 	if err != nil {
-		r.Close()
+		err = withClose(err, r.Close())
 		return nil, err
 	}
-	if d := t.describe(); d != "" {
+	if d := t.Describe(); d != "" {
 		fmt.Fprintf(warn, "%s: data parallel: %s\n", o.Name, d)
 	}
 	return r, nil
@@ -162,14 +187,25 @@ func (r *Run) take(o RunOptions) error {
 	if r.Dir == "" {
 		return fmt.Errorf("key \"run.dir\" is empty")
 	}
-	if err := os.MkdirAll(r.Dir, atomicfile.DirMode); err != nil {
+	made, err := ckpt.MkdirNew(r.Dir)
+	r.made = append(r.made, made...)
+	if err != nil {
 		return fmt.Errorf("run: %w", err)
+	}
+	lockFile := filepath.Join(r.Dir, ckpt.LockFile)
+	if _, err := os.Stat(lockFile); errors.Is(err, fs.ErrNotExist) {
+		r.made = append(r.made, lockFile)
 	}
 	lock, err := ckpt.LockRun(r.Dir)
 	if err != nil {
 		return fmt.Errorf("run: %w", err)
 	}
 	r.lock = lock
+	made, err = ckpt.MkdirNew(filepath.Join(r.Dir, ckpt.CheckpointsDir))
+	r.made = append(r.made, made...)
+	if err != nil {
+		return fmt.Errorf("run: %w", err)
+	}
 	return r.claim(o)
 }
 
@@ -183,9 +219,9 @@ type claimInfo struct {
 // other ranks verify and read the checkpoint it picked. It also makes
 // sure every rank runs the same config.
 func (r *Run) shareClaim(err error) error {
-	t := r.team
+	t := r.ranks
 	var msg []byte
-	if err == nil && t.lead() {
+	if err == nil && t.Lead() {
 		info := claimInfo{}
 		if r.Resumed != nil {
 			info.Resume, err = filepath.Abs(r.Resumed.Dir)
@@ -197,7 +233,7 @@ func (r *Run) shareClaim(err error) error {
 			msg, err = json.Marshal(info)
 		}
 	}
-	hashes, err := t.gather(err, []byte(ConfigHash(r.Config)))
+	hashes, err := t.Gather(err, []byte(ConfigHash(r.Config)))
 	if err != nil {
 		return err
 	}
@@ -206,8 +242,8 @@ func (r *Run) shareClaim(err error) error {
 			return fmt.Errorf("run: rank %d's config differs from rank 0's (config hash %s, rank 0 %s): every rank must run the same config", rank, h, hashes[0])
 		}
 	}
-	got, err := t.comm.BroadcastBytes(0, msg)
-	if err == nil && !t.lead() {
+	got, err := t.Comm().BroadcastBytes(0, msg)
+	if err == nil && !t.Lead() {
 		var info claimInfo
 		if err = json.Unmarshal(got, &info); err == nil && info.Resume != "" {
 			r.Resumed, err = ckpt.OpenDir(info.Resume, -1)
@@ -217,7 +253,7 @@ func (r *Run) shareClaim(err error) error {
 		}
 		r.latest = info.Latest
 	}
-	return t.sync(err)
+	return t.Check(err)
 }
 
 // OpenRun is ClaimRun followed at once by the run's files (config.yaml,
@@ -227,12 +263,11 @@ func OpenRun(cfg config.Config, o RunOptions) (*Run, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !r.team.lead() {
+	if !r.ranks.Lead() {
 		return r, nil
 	}
 	if err := r.openFiles(); err != nil {
-		r.Close()
-		return nil, err
+		return nil, withClose(err, r.Close())
 	}
 	return r, nil
 }
@@ -240,7 +275,7 @@ func OpenRun(cfg config.Config, o RunOptions) (*Run, error) {
 // claim is rank 0's ClaimRun once the lock is held.
 func (r *Run) claim(o RunOptions) error {
 	cfg, dir, warn := r.Config, r.Dir, r.Log
-	if _, err := atomicfile.RemoveStale(dir, ConfigFile); err != nil {
+	if _, err := atomicfile.RemoveStale(dir, ConfigFile, config.HistoryFile); err != nil {
 		return fmt.Errorf("run: %w", err)
 	}
 	ck, err := ckpt.New(dir, cfg.Checkpoint.KeepLast)
@@ -254,7 +289,8 @@ func (r *Run) claim(o RunOptions) error {
 		}
 		st := r.Resumed.State
 		if h := ConfigHash(cfg); st.ConfigHash != "" && st.ConfigHash != h {
-			fmt.Fprintf(warn, "resume: warning: the config differs from the one %s was trained with (config hash %s, now %s); the continuation will not match an uninterrupted run\n", r.Resumed.Name, st.ConfigHash, h)
+			fmt.Fprintf(warn, "resume: warning: the config differs from the one %s was trained with (config hash %s, now %s)%s; the continuation will not match an uninterrupted run\n",
+				r.Resumed.Name, st.ConfigHash, h, config.ChangedSince(dir, cfg))
 		}
 		r.bestSeen, r.bestStep = st.BestMetric, st.BestStep
 		return nil
@@ -272,26 +308,39 @@ func (r *Run) claim(o RunOptions) error {
 // openFiles writes RUN/config.yaml and opens RUN/metrics.jsonl (cut back
 // to the resumed step).
 func (r *Run) openFiles() error {
-	if err := WriteConfigYAML(filepath.Join(r.Dir, ConfigFile), r.Config); err != nil {
-		return err
+	for _, f := range []string{ConfigFile, metrics.File} {
+		if _, err := os.Stat(filepath.Join(r.Dir, f)); errors.Is(err, fs.ErrNotExist) {
+			r.made = append(r.made, filepath.Join(r.Dir, f))
+		}
 	}
-	resumeStep := -1
+	resumeStep, err := -1, error(nil)
 	if r.Resumed != nil {
 		resumeStep = r.Resumed.State.Step
 	}
-	var err error
+	// A resumed run never rewrites config.yaml: the keys it changed go to
+	// config.history (config.LoadResume decided they may change).
+	if _, serr := os.Stat(filepath.Join(r.Dir, ConfigFile)); r.Resumed != nil && serr == nil {
+		err = config.AppendHistory(r.Dir, r.Resumed.Name, r.Config, time.Now())
+	} else {
+		err = WriteConfigYAML(filepath.Join(r.Dir, ConfigFile), r.Config)
+	}
+	if err != nil {
+		return err
+	}
 	r.Metrics, err = metrics.Open(filepath.Join(r.Dir, metrics.File), resumeStep)
 	return err
 }
 
 // Close stops the signal handling, closes the metrics log, frees the
-// optimizer and releases the run directory's lock.
+// optimizer and releases the run directory's lock. A start that failed
+// (Resume never returned) leaves nothing behind: what ClaimRun and
+// Prepare created for a fresh run is removed.
 func (r *Run) Close() error {
-	r.stop.close()
+	r.stop.Close()
 	if r.Opt != nil {
 		r.Opt.Free()
 	}
-	r.team.free()
+	r.ranks.Free()
 	var err error
 	if r.Metrics != nil {
 		err = r.Metrics.Close()
@@ -299,18 +348,15 @@ func (r *Run) Close() error {
 	if uerr := r.lock.Unlock(); err == nil {
 		err = uerr
 	}
+	if !r.started {
+		for i := len(r.made) - 1; i >= 0; i-- { // files first, then their directories
+			if rerr := os.Remove(r.made[i]); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) && err == nil {
+				err = fmt.Errorf("run: removing what the failed start made: %w", rerr)
+			}
+		}
+	}
+	r.made = nil
 	return err
-}
-
-// adamWConfig maps optim.* onto AdamW's hyper-parameters, norms and
-// biases excluded from weight decay as Hugging Face does.
-func adamWConfig(c config.OptimConfig) optim.AdamWConfig {
-	return optim.AdamWConfig{Beta1: c.Beta1, Beta2: c.Beta2, Eps: c.Eps, WeightDecay: c.WeightDecay, NoDecay: optim.NormsAndBiases}
-}
-
-// scheduleConfig maps optim.* onto the learning-rate schedule's keys.
-func scheduleConfig(c config.OptimConfig) optim.ScheduleConfig {
-	return optim.ScheduleConfig{Kind: c.Schedule, LR: c.LR, WarmupRatio: c.WarmupRatio, MinLRRatio: c.MinLRRatio}
 }
 
 // Prepare writes the run's files when ClaimRun opened it (config.yaml,
@@ -320,7 +366,7 @@ func scheduleConfig(c config.OptimConfig) optim.ScheduleConfig {
 // checkpoint and restored by Resume, in this order, after the model files.
 func (r *Run) Prepare(s *Setup, lengths []int, parts ...Part) error {
 	cfg := r.Config
-	if r.Metrics == nil && r.team.lead() {
+	if r.Metrics == nil && r.ranks.Lead() {
 		if err := r.openFiles(); err != nil {
 			return err
 		}
@@ -358,13 +404,13 @@ type stateExtra struct {
 // progress line.
 func (r *Run) Resume() error {
 	err := r.restore()
-	if t := r.team; t.size() > 1 {
-		if err = t.sync(err); err == nil {
+	if t := r.ranks; t.Size() > 1 {
+		if err = t.Check(err); err == nil {
 			ws := make([]kernels.Buffer, 0, len(r.Opt.Params()))
 			for _, p := range r.Opt.Params() {
 				ws = append(ws, p.W)
 			}
-			if err = t.comm.Broadcast(r.Setup.Backend, 0, ws...); err != nil {
+			if err = t.Comm().Broadcast(r.Setup.Backend, 0, ws...); err != nil {
 				err = fmt.Errorf("broadcast of the trainable weights: %w", err)
 			}
 		}
@@ -372,8 +418,9 @@ func (r *Run) Resume() error {
 	if err != nil {
 		return err
 	}
+	r.started = true
 	r.Progress = metrics.NewProgress(r.Log, r.Total, r.Done)
-	r.stop = watchSignals(r.Log, r.name)
+	r.stop = stop.Watch(r.Log, r.name)
 	return nil
 }
 
@@ -400,12 +447,12 @@ func (r *Run) restore() error {
 			return fmt.Errorf("resume from %s: %s: extra: %w", ck.Dir, ckpt.StateFile, err)
 		}
 		r.Setup.Model.SetDropoutCounter(ex.DropoutCounter)
-		if was := max(ex.Shares, 1); was != r.team.shares {
+		if was := max(ex.Shares, 1); was != r.ranks.Shares() {
 			fmt.Fprintf(r.Log, "%s: note: %s was written summing %d shares per step, this run sums %d: the continuation matches an uninterrupted run to float32 rounding, not bit for bit (dist.shares: %d on %d ranks or on one process reproduces it)\n",
-				r.name, ck.Name, was, r.team.shares, was, was)
+				r.name, ck.Name, was, r.ranks.Shares(), was, was)
 		}
-		if !reflect.DeepEqual(st.Scheduler, r.Sched) {
-			fmt.Fprintf(r.Log, "%s: warning: the schedule changed since %s (%+v, now %+v)\n", r.name, ck.Name, st.Scheduler, r.Sched)
+		if d := optim.ScheduleChange(st.Scheduler, r.Sched); d != "" {
+			fmt.Fprintf(r.Log, "%s: warning: the learning-rate schedule changed since %s: %s; the learning rates from step %d on are not the uninterrupted run's\n", r.name, ck.Name, d, st.Step+1)
 		}
 		r.Done, r.TokensSeen = st.Step, st.TokensSeen
 		fmt.Fprintf(r.Log, "%s: resuming from %s (step %d of %d)\n", r.name, ck.Dir, r.Done, r.Total)
@@ -438,7 +485,8 @@ func (r *Run) Next(ctx context.Context, step int) (batch.StepBatch, error) {
 // alone logs and writes, evaluate returning nil metrics elsewhere.
 func (r *Run) EndStep(ctx context.Context, step int, sb batch.StepBatch, m metrics.Metrics, tokens int, evaluate func(ctx context.Context, step int) (metrics.Metrics, error)) error {
 	cfg := r.Config
-	lead := r.team.lead()
+	lead := r.ranks.Lead()
+	r.ranks.TakeTimes(m)
 	m["epoch"] = float64(sb.Epoch) + float64(sb.Index+1)/float64(r.Batches.StepsPerEpoch())
 	if lead {
 		if err := r.Metrics.Log("train", step, m); err != nil {
@@ -470,7 +518,7 @@ func (r *Run) EndStep(ctx context.Context, step int, sb batch.StepBatch, m metri
 // checkpoint saves the state after step (see Resume for what it holds);
 // ranks > 0 only note the checkpoint rank 0 writes.
 func (r *Run) checkpoint(step int, best bool) error {
-	if !r.team.lead() {
+	if !r.ranks.Lead() {
 		r.Saved = filepath.Join(r.Dir, ckpt.CheckpointsDir, ckpt.StepName(step))
 		r.latest, r.savedStep = ckpt.StepName(step), step
 		return nil
@@ -478,8 +526,8 @@ func (r *Run) checkpoint(step int, best bool) error {
 	epoch, cursor := r.Batches.Position()
 	st := ckpt.TrainerState{Step: step, Epoch: epoch, Cursor: cursor, Scheduler: r.Sched, TokensSeen: r.TokensSeen}
 	ex := stateExtra{DropoutCounter: r.Setup.Model.DropoutCounter()}
-	if r.team.size() > 1 || r.team.shares > 1 {
-		ex.Ranks, ex.Shares = r.team.size(), r.team.shares
+	if r.ranks.Size() > 1 || r.ranks.Shares() > 1 {
+		ex.Ranks, ex.Shares = r.ranks.Size(), r.ranks.Shares()
 	}
 	var err error
 	if st.Extra, err = json.Marshal(ex); err != nil {
@@ -519,6 +567,36 @@ func (r *Run) Improved(step int, e metrics.Metrics) bool {
 	return true
 }
 
+// Ranks is the run's team (trainer/ranks), which Setup and the
+// recipes' phases run their work on.
+func (r *Run) Ranks() *ranks.Team { return r.ranks }
+
+// Shared reports whether err ended every rank of a data-parallel run, the
+// failing rank's message included, so that rank 0's report of it
+// suffices (train prints a failure from ranks > 0 only when it is not).
+func Shared(err error) bool { return ranks.Shared(err) }
+
+// Finish ends a recipe's run with err on every rank: each returns with
+// any rank's failure (ranks.Settle).
+func (r *Run) Finish(err error) error { return ranks.Settle(r.ranks.Comm(), err) }
+
+// finish ends a recipe on the ranks of c (nil: one process): every rank
+// returns with any rank's failure (ranks.Settle).
+func finish(c dist.Comm, err error) error { return ranks.Settle(c, err) }
+
+// withClose is err, or when only closing failed, that failure (err wins:
+// a run's own error is what to report; a close failure after it is
+// joined to it).
+func withClose(err, cerr error) error {
+	switch {
+	case cerr == nil:
+		return err
+	case err == nil:
+		return cerr
+	}
+	return errors.Join(err, cerr)
+}
+
 // Best is the best metric value seen so far (nil: none).
 func (r *Run) Best() *float64 { return r.bestSeen }
 
@@ -530,6 +608,7 @@ func (r *Run) Save(s ckpt.Snapshot) (string, error) {
 	}
 	s.State.ConfigHash = ConfigHash(r.Config)
 	s.State.BestMetric, s.State.BestStep = r.bestSeen, r.bestStep
+	r.started = true
 	return r.Ckpt.Save(s)
 }
 
@@ -538,35 +617,41 @@ func (r *Run) Save(s ckpt.Snapshot) (string, error) {
 func (r *Run) CheckFinite(step int, m metrics.Metrics, keys ...string) error {
 	latest := r.latest
 	if r.Ckpt != nil {
-		latest, _ = r.Ckpt.Latest()
+		var err error
+		if latest, err = r.Ckpt.Latest(); err != nil {
+			latest = fmt.Sprintf("unknown (%v)", err)
+		}
 	}
 	return metrics.CheckFinite(step, m, latest, keys...)
 }
 
-// ConfigHash is "sha256:<hex>" of the config's YAML without run.dir and
-// the checkpoint and dist sections.
-func ConfigHash(c config.Config) string {
-	c.Run.Dir = ""
-	c.Checkpoint = config.CheckpointConfig{}
-	c.Dist = config.DistConfig{}
-	b, err := yaml.Marshal(c)
-	if err != nil { // a plain struct of scalars and lists always marshals
-		return "sha256:?"
-	}
-	h := sha256.Sum256(b)
-	return "sha256:" + hex.EncodeToString(h[:])
-}
+// Interrupted is the error a run stopped by a signal ends with
+// (trainer/internal/stop): the command exits with its ExitCode.
+type Interrupted = stop.Interrupted
 
-// WriteConfigYAML writes the resolved config atomically, reloadable by
-// config.Load.
-func WriteConfigYAML(path string, c config.Config) error {
-	b, err := yaml.Marshal(c)
+// interrupted returns nil when no signal arrived (at any rank: the ranks
+// agree, so that all stop after the same step). Otherwise it makes sure a
+// checkpoint holds the state after step (the steps done so far) and
+// returns the *Interrupted error that ends the run.
+func (r *Run) interrupted(step int) error {
+	sig, err := r.ranks.Signal(r.stop.Signal())
 	if err != nil {
-		return fmt.Errorf("run: %s: %w", path, err)
+		return err
 	}
-	head := fmt.Sprintf("# train %s --config %s\n# The resolved config of this run: defaults, the config file, ARGRL_* and --set.\n", c.Algo, path)
-	if err := ckpt.WriteFileAtomic(path, append([]byte(head), b...)); err != nil {
-		return fmt.Errorf("run: %w", err)
+	if sig == 0 {
+		return nil
 	}
-	return nil
+	e := &Interrupted{Signal: sig, Step: step}
+	switch {
+	case step > r.Done && r.savedStep != step:
+		if err := r.checkpoint(step, false); err != nil {
+			return fmt.Errorf("%s: saving the checkpoint after step %d: %w", stop.Name(sig), step, err)
+		}
+		e.Checkpoint = r.Saved
+	case step > r.Done:
+		e.Checkpoint = r.Saved
+	case r.Resumed != nil:
+		e.Checkpoint = r.Resumed.Dir
+	}
+	return e
 }

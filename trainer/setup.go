@@ -25,6 +25,8 @@ package trainer
 //	                tokenizer files, so the checkpoint is itself a model directory.
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -34,9 +36,10 @@ import (
 	"path/filepath"
 	"strings"
 
+	"gopkg.in/yaml.v3"
+
 	"github.com/argrl/argrl/data"
 	"github.com/argrl/argrl/data/format"
-	"github.com/argrl/argrl/dist"
 	"github.com/argrl/argrl/kernels"
 	"github.com/argrl/argrl/model"
 	"github.com/argrl/argrl/model/chat"
@@ -46,6 +49,8 @@ import (
 	"github.com/argrl/argrl/trainer/batch"
 	"github.com/argrl/argrl/trainer/ckpt"
 	"github.com/argrl/argrl/trainer/config"
+	"github.com/argrl/argrl/trainer/optim"
+	"github.com/argrl/argrl/trainer/ranks"
 )
 
 // Example is one encoded training or validation record.
@@ -89,9 +94,9 @@ type SetupOptions struct {
 	NoModel bool
 	// Log receives warnings and the setup summary (nil: discarded).
 	Log io.Writer
-	// Comm is this process's rank of a data-parallel run (nil: one
-	// process): Evaluate splits its work over the ranks (team.go).
-	Comm dist.Comm
+	// Ranks is the run's team (Run.Ranks; nil: one process): Evaluate
+	// splits its work over the ranks.
+	Ranks *ranks.Team
 	// Backend replaces model.backend's (cmd/train opens one per rank with
 	// dist.OpenBackend, the Comm above moving its buffers).
 	Backend kernels.Backend
@@ -111,8 +116,13 @@ type Setup struct {
 	Val       *Dataset // nil without data.val
 	MaxLen    int      // the sequence cap: model.max_len
 
-	log  io.Writer
-	team *team // the ranks Evaluate splits its work over
+	log   io.Writer
+	ranks *ranks.Team // the ranks Evaluate splits its work over
+
+	// notedChat: Evaluate has said that plain-chat records skip the call
+	// metrics; warned: the kinds of output warnFormat has warned about.
+	notedChat bool
+	warned    map[string]bool
 }
 
 // NewSetup builds everything cfg describes; see the file header.
@@ -121,9 +131,9 @@ func NewSetup(cfg config.Config, o SetupOptions) (s *Setup, err error) {
 	if log == nil {
 		log = io.Discard
 	}
-	s = &Setup{Config: cfg, MaxLen: cfg.Model.MaxLen, log: log}
-	if s.team, err = newTeam(o.Comm, cfg.Dist.Shares); err != nil {
-		return nil, err
+	s = &Setup{Config: cfg, MaxLen: cfg.Model.MaxLen, log: log, ranks: o.Ranks}
+	if s.ranks == nil {
+		s.ranks = ranks.One()
 	}
 	defer func() {
 		if err != nil {
@@ -165,12 +175,12 @@ func NewSetup(cfg config.Config, o SetupOptions) (s *Setup, err error) {
 		if cfg.Data.Train == "" {
 			return nil, errors.New(`key "data.train" is empty: give the training JSONL file`)
 		}
-		if s.Train, err = s.Encode(cfg.Data.Train, log); err != nil {
+		if s.Train, err = s.EncodeSplit(cfg.Data.Train, cfg.Data.TrainSplit, "data.train", log); err != nil {
 			return nil, fmt.Errorf(`key "data.train": %w`, err)
 		}
 	}
 	if cfg.Data.Val != "" {
-		if s.Val, err = s.Encode(cfg.Data.Val, log); err != nil {
+		if s.Val, err = s.EncodeSplit(cfg.Data.Val, cfg.Data.ValSplit, "data.val", log); err != nil {
 			return nil, fmt.Errorf(`key "data.val": %w`, err)
 		}
 	}
@@ -223,7 +233,19 @@ func (s *Setup) Close() {
 // assistant token after the model.max_len cut are dropped (reported on log);
 // a file left without examples is an error.
 func (s *Setup) Encode(path string, log io.Writer) (*Dataset, error) {
-	recs, err := data.ReadFile(path)
+	return s.EncodeSplit(path, "", "", log)
+}
+
+// EncodeSplit is Encode on the records of split (data.ReadTraining; key
+// names the config key in its errors, "" for a plain file read).
+func (s *Setup) EncodeSplit(path, split, key string, log io.Writer) (*Dataset, error) {
+	var recs []data.Record
+	var err error
+	if key == "" {
+		recs, err = data.ReadSpec(path)
+	} else {
+		recs, err = data.ReadTraining(path, split, key)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -277,6 +299,49 @@ func firstFew(ids []string) string {
 	return strings.Join(ids, ", ")
 }
 
+// CheckInputs checks, before a run directory is made, that the files a
+// run reads are there: model.path's config.json (parsed: the model's
+// header), the tokenizer's directory, data.train and data.val.
+func CheckInputs(cfg config.Config) error {
+	if cfg.Model.Path == "" {
+		return errors.New(`key "model.path" is empty: give a Hugging Face model directory`)
+	}
+	if _, err := model.LoadConfig(cfg.Model.Path); err != nil {
+		return fmt.Errorf(`key "model.path": %w`, err)
+	}
+	if tok := cfg.Model.Tokenizer; tok != "" {
+		if _, err := os.Stat(tok); err != nil {
+			return fmt.Errorf(`key "model.tokenizer": %w`, err)
+		}
+	}
+	for _, f := range []struct{ key, path string }{{"data.train", cfg.Data.Train}, {"data.val", cfg.Data.Val}} {
+		if f.path == "" {
+			continue
+		}
+		path, _, err := data.ParseSpec(f.path) // FILE#split=NAME
+		if err != nil {
+			return fmt.Errorf("key %q: %w", f.key, err)
+		}
+		if st, err := os.Stat(path); err != nil {
+			return fmt.Errorf("key %q: %w", f.key, err)
+		} else if st.IsDir() {
+			return fmt.Errorf("key %q: %s is a directory, not a JSONL file", f.key, f.path)
+		}
+	}
+	return nil
+}
+
+// adamWConfig maps optim.* onto AdamW's hyper-parameters, norms and
+// biases excluded from weight decay as Hugging Face does.
+func adamWConfig(c config.OptimConfig) optim.AdamWConfig {
+	return optim.AdamWConfig{Beta1: c.Beta1, Beta2: c.Beta2, Eps: c.Eps, WeightDecay: c.WeightDecay, NoDecay: optim.NormsAndBiases}
+}
+
+// scheduleConfig maps optim.* onto the learning-rate schedule's keys.
+func scheduleConfig(c config.OptimConfig) optim.ScheduleConfig {
+	return optim.ScheduleConfig{Kind: c.Schedule, LR: c.LR, WarmupRatio: c.WarmupRatio, MinLRRatio: c.MinLRRatio}
+}
+
 // LoRAOptions maps lora.* and run.seed onto the model's adapter options
 // (short target names q, k, v, o, gate, up, down become q_proj, ...).
 func LoRAOptions(cfg config.Config) *model.LoRAOptions {
@@ -301,19 +366,13 @@ func OpenModel(cfg config.Config, be kernels.Backend, o SetupOptions) (*model.Mo
 		}
 		opts.FullFT = true
 	}
-	dir := cfg.Model.Path
+	var m *model.Model
+	var err error
 	if cfg.Model.Init == "random" {
-		tmp, err := os.MkdirTemp("", "argrl-init-")
-		if err != nil {
-			return nil, fmt.Errorf("model.init random: %w", err)
-		}
-		defer os.RemoveAll(tmp) // Open copies the weights to the backend
-		if err := WriteRandomModel(cfg.Model.Path, tmp, cfg.Run.Seed); err != nil {
-			return nil, err
-		}
-		dir = tmp
+		m, err = openRandom(cfg, be, opts)
+	} else {
+		m, err = model.Open(cfg.Model.Path, be, opts)
 	}
-	m, err := model.Open(dir, be, opts)
 	var ae *model.AdapterError
 	if errors.As(err, &ae) && o.Adapter != "" {
 		return nil, fmt.Errorf(`key "init.adapter": %w`, err)
@@ -323,6 +382,25 @@ func OpenModel(cfg config.Config, be kernels.Backend, o SetupOptions) (*model.Mo
 	}
 	m.Dir = cfg.Model.Path
 	return m, nil
+}
+
+// openRandom opens fresh weights for model.path's config.json
+// (WriteRandomModel into a temporary directory, removed once Open has
+// copied them to the backend).
+func openRandom(cfg config.Config, be kernels.Backend, opts model.Options) (*model.Model, error) {
+	tmp, err := os.MkdirTemp("", "argrl-init-")
+	if err != nil {
+		return nil, fmt.Errorf("model.init random: %w", err)
+	}
+	var m *model.Model
+	if err = WriteRandomModel(cfg.Model.Path, tmp, cfg.Run.Seed); err == nil {
+		m, err = model.Open(tmp, be, opts)
+	}
+	if rerr := os.RemoveAll(tmp); rerr != nil && err == nil {
+		m.Close()
+		return nil, fmt.Errorf("model.init random: %w", rerr)
+	}
+	return m, err
 }
 
 // WriteRandomModel writes into out a model directory for src's config.json
@@ -465,9 +543,9 @@ func (s *Setup) DebugTemplate(w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "record %q of %s\n%s", ex.Rec.ID, ds.Path, text)
-	fmt.Fprintf(w, "tokens: %d (prompt %d, loss on %d target tokens); model.max_len %d\n", len(ex.IDs), ex.PromptLen, ex.Targets, s.MaxLen)
-	return nil
+	_, err = fmt.Fprintf(w, "record %q of %s\n%s"+"tokens: %d (prompt %d, loss on %d target tokens); model.max_len %d\n",
+		ex.Rec.ID, ds.Path, text, len(ex.IDs), ex.PromptLen, ex.Targets, s.MaxLen)
+	return err
 }
 
 // RewardPackageConfig maps the run config onto the reward package's config,
@@ -481,4 +559,32 @@ func RewardPackageConfig(cfg config.Config) reward.Config {
 	}
 	rc.JudgeHTTP, rc.Decomposed, rc.R2IF = cfg.Reward.JudgeHTTP, cfg.Reward.Decomposed, cfg.Reward.R2IF
 	return rc
+}
+
+// ConfigHash is "sha256:<hex>" of the config's YAML without run.dir and
+// the checkpoint and dist sections.
+func ConfigHash(c config.Config) string {
+	c.Run.Dir = ""
+	c.Checkpoint = config.CheckpointConfig{}
+	c.Dist = config.DistConfig{}
+	b, err := yaml.Marshal(c)
+	if err != nil { // a plain struct of scalars and lists always marshals
+		return "sha256:?"
+	}
+	h := sha256.Sum256(b)
+	return "sha256:" + hex.EncodeToString(h[:])
+}
+
+// WriteConfigYAML writes the resolved config atomically, reloadable by
+// config.Load.
+func WriteConfigYAML(path string, c config.Config) error {
+	b, err := yaml.Marshal(c)
+	if err != nil {
+		return fmt.Errorf("run: %s: %w", path, err)
+	}
+	head := fmt.Sprintf("# train %s --config %s\n# The resolved config of this run: defaults, the config file, ARGRL_* and --set.\n", c.Algo, path)
+	if err := ckpt.WriteFileAtomic(path, append([]byte(head), b...)); err != nil {
+		return fmt.Errorf("run: %w", err)
+	}
+	return nil
 }

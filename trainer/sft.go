@@ -34,10 +34,10 @@ package trainer
 // micro-batch give the same update as 8 micro-batches of one (TRL's
 // average_tokens_across_devices behaviour, not a mean of micro-batch means).
 //
-// Data parallel (team.go): the step's sequences are dealt over the ranks'
-// shares, each rank runs the micro-batches of its shares with the step's
-// global N (every rank knows every record of the step), and the gradients
-// are all-reduced before the clip; the logged loss sums every share's.
+// Data parallel (trainer/ranks): the step's micro-batches run through
+// ranks.Accumulate with the step's global N (every process knows every
+// record of the step), which sums the gradients before the clip; the
+// logged loss adds the NLL sums it returns, in order.
 //
 // Where it departs from the papers: paper 001 trains with TRL's defaults,
 // where the loss is a mean per micro-batch averaged over accumulation steps;
@@ -59,6 +59,7 @@ import (
 	"github.com/argrl/argrl/trainer/config"
 	"github.com/argrl/argrl/trainer/metrics"
 	"github.com/argrl/argrl/trainer/optim"
+	"github.com/argrl/argrl/trainer/ranks"
 )
 
 // SFTOptions are the command line's (and tests') additions to the config.
@@ -85,10 +86,10 @@ type SFTResult struct {
 // SFT runs supervised fine-tuning as cfg describes.
 func SFT(ctx context.Context, cfg config.Config, o SFTOptions) (*SFTResult, error) {
 	res, err := sft(ctx, cfg, o)
-	return res, settle(o.Comm, err)
+	return res, finish(o.Comm, err)
 }
 
-func sft(ctx context.Context, cfg config.Config, o SFTOptions) (*SFTResult, error) {
+func sft(ctx context.Context, cfg config.Config, o SFTOptions) (_ *SFTResult, err error) {
 	log := o.Log
 	if log == nil {
 		log = os.Stderr
@@ -96,12 +97,12 @@ func sft(ctx context.Context, cfg config.Config, o SFTOptions) (*SFTResult, erro
 
 	// ---- setup: run directory (locked), data, model, optimizer, batches,
 	// schedule; resume.
-	run, err := ClaimRun(cfg, RunOptions{Name: "sft", Resume: o.Resume, Log: log, Comm: o.Comm})
+	run, err := ClaimRun(cfg, RunOptions{Name: "sft", Resume: o.Resume, Log: log, Comm: o.Comm, Inputs: true})
 	if err != nil {
 		return nil, fmt.Errorf("sft: %w", err)
 	}
-	defer run.Close()
-	s, err := NewSetup(cfg, SetupOptions{Log: log, Comm: o.Comm, Backend: o.Backend})
+	defer func() { err = withClose(err, run.Close()) }()
+	s, err := NewSetup(cfg, SetupOptions{Log: log, Ranks: run.Ranks(), Backend: o.Backend})
 	if err != nil {
 		return nil, fmt.Errorf("sft: %w", err)
 	}
@@ -121,7 +122,9 @@ func sft(ctx context.Context, cfg config.Config, o SFTOptions) (*SFTResult, erro
 	res := &SFTResult{Steps: run.Done}
 	evaluate := func(ctx context.Context, step int) (metrics.Metrics, error) {
 		e, _, _, err := s.Evaluate(ctx, s.Val, EvalOptions{Max: cfg.Data.ValMax, Generate: true})
-		if err == nil {
+		if _, scored := e["tid"]; err == nil && !scored {
+			run.Progress.Printf("eval step %d: loss %.4f (plain chat: no call metrics)", step, e["loss"])
+		} else if err == nil {
 			run.Progress.Printf("eval step %d: loss %.4f  TID %.3f TSA %.3f ACA %.3f ALC %.3f FCM %.3f", step,
 				e["loss"], e["tid"], e["tsa"], e["aca"], e["alc"], e["fcm"])
 		}
@@ -135,7 +138,7 @@ func sft(ctx context.Context, cfg config.Config, o SFTOptions) (*SFTResult, erro
 			return res, fmt.Errorf("sft: %w", err)
 		}
 		t0 := time.Now()
-		loss, tokens, err := sftStep(run.team, s, run.Opt.Params(), train, sb)
+		loss, tokens, err := sftStep(run.Ranks(), s, run.Opt.Params(), train, sb)
 		if err != nil {
 			return res, fmt.Errorf("sft: step %d: %w", step, err)
 		}
@@ -157,7 +160,6 @@ func sft(ctx context.Context, cfg config.Config, o SFTOptions) (*SFTResult, erro
 		run.TokensSeen += int64(tokens)
 		dt := time.Since(t0).Seconds()
 		m["tokens_per_s"], m["time_step_s"] = float64(tokens)/dt, dt
-		run.team.takeTimes(m)
 		res.Steps, res.Loss = step, loss
 
 		// ---- log, evaluate, checkpoint.
@@ -177,11 +179,10 @@ func sft(ctx context.Context, cfg config.Config, o SFTOptions) (*SFTResult, erro
 	return res, nil
 }
 
-// sftStep runs forward and backward over the step's micro-batches (with
-// several ranks, those of this rank's shares; every rank then holds the
-// sum) and leaves ∂L/∂W in params' G, with L the step's token-mean NLL
-// (file header). It returns L and the number of tokens of the step.
-func sftStep(t *team, s *Setup, params []*model.Param, exs []Example, sb batch.StepBatch) (float64, int, error) {
+// sftStep runs forward and backward over the step's micro-batches and
+// leaves ∂L/∂W in params' G, with L the step's token-mean NLL (file
+// header). It returns L and the number of tokens of the step.
+func sftStep(rk *ranks.Team, s *Setup, params []*model.Param, exs []Example, sb batch.StepBatch) (float64, int, error) {
 	recs := sb.Records()
 	n, tokens := 0, 0
 	for _, i := range recs {
@@ -194,39 +195,35 @@ func sftStep(t *team, s *Setup, params []*model.Param, exs []Example, sb batch.S
 	inv := 1 / float64(n)
 	m := s.Model
 	B := s.Config.Optim.BatchSize
-	chunks := t.deal(B, t.split(len(recs), B))
 	base := m.DropoutCounter()
-	nll := make([]float64, t.shares) // per share
-	err := t.accumulate(s.Backend, params, chunks, func(j int) error {
-		c := chunks[j]
-		seqs := make([][]int32, len(c.at))
-		for b, at := range c.at {
-			seqs[b] = exs[recs[at]].IDs
+	nlls, batches, err := ranks.Accumulate(rk, s.Backend, params, rk.Deal(len(recs), B), B, func(b ranks.Batch, nll *float64) error {
+		seqs := make([][]int32, len(b.At))
+		for i, at := range b.At {
+			seqs[i] = exs[recs[at]].IDs
 		}
-		m.SetDropoutCounter(base + uint64(j))
+		m.SetDropoutCounter(base + uint64(b.Index))
 		return m.Step(seqs, func(o *model.Outputs) (*model.Grads, error) {
-			g := &model.Grads{LogProbs: make([][]float32, len(c.at))}
-			for b, at := range c.at {
+			g := &model.Grads{LogProbs: make([][]float32, len(b.At))}
+			for i, at := range b.At {
 				ex := &exs[recs[at]]
 				row := make([]float32, len(ex.IDs))
 				for t := 1; t < len(ex.IDs); t++ {
 					if ex.Mask[t] {
-						nll[c.share] -= float64(o.LogProbs[b][t])
+						*nll -= float64(o.LogProbs[i][t])
 						row[t] = float32(-inv)
 					}
 				}
-				g.LogProbs[b] = row
+				g.LogProbs[i] = row
 			}
 			return g, nil
 		})
 	})
-	m.SetDropoutCounter(base + uint64(len(chunks)))
-	all, err := shareValues(t, err, mine(t, nll))
+	m.SetDropoutCounter(base + uint64(batches))
 	if err != nil {
 		return 0, 0, err
 	}
 	var sum float64
-	for _, v := range all {
+	for _, v := range nlls {
 		sum += v
 	}
 	return sum * inv, tokens, nil

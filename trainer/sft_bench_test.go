@@ -23,12 +23,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/argrl/argrl/dist"
 	"github.com/argrl/argrl/kernels"
 	"github.com/argrl/argrl/model"
 	"github.com/argrl/argrl/trainer/batch"
 	"github.com/argrl/argrl/trainer/config"
 	"github.com/argrl/argrl/trainer/optim"
+	"github.com/argrl/argrl/trainer/ranks"
 )
 
 func benchEnvInt(b *testing.B, name string, def int) int {
@@ -86,7 +86,7 @@ func BenchmarkSFTStep(b *testing.B) {
 	defer opt.Free()
 	cfg := config.Default()
 	cfg.Optim.BatchSize = B
-	s, one := &Setup{Config: cfg, Model: m, Backend: be}, &team{comm: dist.Single(), shares: 1, per: 1}
+	s, one := &Setup{Config: cfg, Model: m, Backend: be}, ranks.One()
 	step := func() {
 		if _, _, err := sftStep(one, s, params, exs, sb); err != nil {
 			b.Fatal(err)

@@ -130,6 +130,7 @@ func runDecode(args []string) error {
 	N := fs.Int("new", 128, "new tokens per sequence")
 	lora := fs.Int("lora", 32, "LoRA rank of the (unmerged) adapters, as in GRPO rollouts; 0: none")
 	out := fs.String("out", "", "summary JSON")
+	ceil := fs.String("ceilings", "", "`gpucheck ceilings -save` output: state the rates against them")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -147,19 +148,33 @@ func runDecode(args []string) error {
 		o.LoRA = model.DefaultLoRA()
 		o.LoRA.R, o.LoRA.Alpha = *lora, float64(2**lora)
 	}
+	t0 := time.Now()
 	m, err := model.Open(*dir, be, o)
 	if err != nil {
-		return err
+		return firstErr(err, writeRows(*out, Row{Check: "load checkpoint", Status: "FAIL", Detail: err.Error()}))
 	}
 	defer m.Close()
-	var rows []Row
+	if err := be.Sync(); err != nil {
+		return err
+	}
+	load := time.Since(t0).Seconds()
+	wb := weightBytes(m.Config)
+	rows := []Row{{Check: "load checkpoint", Key: "load_s", Status: "ok", Value: fmt.Sprintf("%.1f s", load),
+		Detail: fmt.Sprintf("%s: %s of bf16 weights from disk to %s, %.2f GB/s; %s", *dir, gib(int64(wb)), *backend, wb/load/1e9, memNote(cb))}}
+	c := readCeilings(*ceil)
 	var errs []error
 	for _, B := range bs {
 		row, err := decodeOnce(m, B, *P, *N, *backend)
 		if err != nil {
 			row = Row{Check: fmt.Sprintf("decode batch %d", B), Status: "FAIL", Detail: err.Error()}
 			errs = append(errs, err)
+		} else if c != nil {
+			// every decode step reads every weight at least once
+			rate, _ := strconv.ParseFloat(strings.Fields(row.Value)[0], 64)
+			bw := wb * rate / float64(B)
+			row.Detail += fmt.Sprintf("; weights read ≥ %.0f GB/s, %.0f%% of the copy ceiling", bw/1e9, 100*bw/c.CopyBytesPerS)
 		}
+		row.Key = fmt.Sprintf("decode_b%d_tok_s", B)
 		row.Detail = strings.TrimPrefix(row.Detail+"; "+memNote(cb), "; ")
 		rows = append(rows, row)
 	}
@@ -191,6 +206,14 @@ func decodeOnce(m *model.Model, B, P, N int, backend string) (Row, error) {
 			st.Decode.Seconds(), st.Prefill.Seconds())}, nil
 }
 
+// weightBytes is the bf16 bytes of the model's weights: the projections of
+// every layer, the embedding and (untied) LM head.
+func weightBytes(c *model.Config) float64 {
+	C, F, L, V := float64(c.HiddenSize), float64(c.IntermediateSize), float64(c.NumLayers), float64(c.VocabSize)
+	hd, kv := float64(c.NumHeads*c.HeadDim), float64(c.NumKVHeads*c.HeadDim)
+	return 2 * (L*(C*hd+2*C*kv+hd*C+3*C*F) + 2*V*C)
+}
+
 // flopsPerToken of a LoRA training step with frozen base weights: forward
 // 2 FLOPs per matrix parameter, backward 2 more (the input gradient only;
 // the LoRA weight gradients are negligible), and attention (QKᵀ and PV,
@@ -211,42 +234,64 @@ func runSFT(args []string) error {
 	dir := fs.String("model", "", "model directory")
 	backend := fs.String("backend", "cuda-bf16", "kernels backend")
 	B := fs.Int("b", 4, "sequences per step")
-	T := fs.Int("t", 1024, "tokens per sequence (loss on the second half)")
+	Ts := fs.String("t", "1024,1536", "tokens per sequence, one row each (loss on the second half)")
 	steps := fs.Int("steps", 3, "optimizer steps (the first builds the graph and is not timed)")
 	lora := fs.Int("lora", 32, "LoRA rank on every linear layer")
 	peak := fs.Float64("peak-tflops", 989, "the GPU's dense bf16 peak, for MFU (H100/H200 SXM: 989)")
 	out := fs.String("out", "", "summary JSON")
+	ceil := fs.String("ceilings", "", "`gpucheck ceilings -save` output: state MFU against the measured GEMM rate too")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if *dir == "" || *steps < 2 || *B < 1 || *T < 2 {
-		return fmt.Errorf("usage: gpucheck sft -model DIR [-backend B] [-b 4] [-t 1024] [-steps ≥ 2]")
+	ts, err := ints(*Ts)
+	if err != nil || *dir == "" || *steps < 2 || *B < 1 {
+		return firstErr(err, fmt.Errorf("usage: gpucheck sft -model DIR [-backend B] [-b 4] [-t 1024,1536] [-steps ≥ 2]"))
 	}
-	row, err := sftBench(*dir, *backend, *B, *T, *steps, *lora, *peak)
-	if err != nil {
-		row = Row{Check: "LoRA SFT", Status: "FAIL", Detail: err.Error()}
-	}
-	return firstErr(err, writeRows(*out, row))
+	rows, err := sftBench(*dir, *backend, *B, ts, *steps, *lora, *peak, readCeilings(*ceil))
+	return firstErr(err, writeRows(*out, rows...))
 }
 
-func sftBench(dir, backend string, B, T, steps, lora int, peak float64) (Row, error) {
+// sftBench opens the model once (for the longest T) and measures a LoRA
+// step at each T; a T that fails is a FAIL row, and the rest still run.
+func sftBench(dir, backend string, B int, ts []int, steps, lora int, peak float64, c *Ceilings) ([]Row, error) {
+	fail := func(err error) ([]Row, error) {
+		return []Row{{Check: fmt.Sprintf("LoRA SFT r=%d", lora), Status: "FAIL", Detail: err.Error()}}, err
+	}
 	be, cb, err := openBackend(backend)
 	if err != nil {
-		return Row{}, err
+		return fail(err)
 	}
 	defer be.Close()
 	lo := model.DefaultLoRA()
 	lo.R, lo.Alpha = lora, float64(2*lora)
-	m, err := model.Open(dir, be, model.Options{LoRA: lo, MaxLen: T})
+	m, err := model.Open(dir, be, model.Options{LoRA: lo, MaxLen: slices.Max(ts)})
 	if err != nil {
-		return Row{}, err
+		return fail(err)
 	}
 	defer m.Close()
 	opt, err := optim.NewAdamW(be, m.Trainable(), optim.AdamWConfig{Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, WeightDecay: 0.01})
 	if err != nil {
-		return Row{}, err
+		return fail(err)
 	}
 	defer opt.Free()
+	var rows []Row
+	var errs []error
+	for _, T := range ts {
+		row, err := sftAt(m, be, cb, opt, backend, B, T, steps, lora, peak, c)
+		if err != nil {
+			row = Row{Check: fmt.Sprintf("LoRA SFT r=%d T=%d", lora, T), Status: "FAIL", Detail: err.Error()}
+			errs = append(errs, err)
+		}
+		row.Key = fmt.Sprintf("sft_t%d_tok_s", T)
+		rows = append(rows, row)
+	}
+	return rows, firstErr(errs...)
+}
+
+func sftAt(m *model.Model, be kernels.Backend, cb *cuda.Backend, opt *optim.AdamW, backend string, B, T, steps, lora int, peak float64, c *Ceilings) (Row, error) {
+	if T < 2 {
+		return Row{}, fmt.Errorf("T %d: want at least 2 tokens", T)
+	}
 	seqs := randomIDs(B, T, m.Config.VocabSize, 3)
 	inv := float32(1) / float32(B*(T-T/2))
 	grad := func(o *model.Outputs) (*model.Grads, error) {
@@ -282,10 +327,14 @@ func sftBench(dir, backend string, B, T, steps, lora int, peak float64) (Row, er
 	slices.Sort(times)
 	sec := times[len(times)/2]
 	rate := float64(B*T) / sec
+	fl := rate * flopsPerToken(m.Config, T)
 	mfu := "MFU n/a on the emulator"
 	if !strings.Contains(be.Name(), "emu") {
-		mfu = fmt.Sprintf("MFU %.1f%% of %.0f TFLOP/s", 100*rate*flopsPerToken(m.Config, T)/(peak*1e12), peak)
+		mfu = fmt.Sprintf("MFU %.1f%% of the datasheet's %.0f TFLOP/s", 100*fl/(peak*1e12), peak)
 	}
-	return Row{Check: fmt.Sprintf("LoRA SFT r=%d", lora), Status: "ok", Value: fmt.Sprintf("%.0f tokens/s", rate),
+	if c != nil {
+		mfu += fmt.Sprintf(", %.1f%% of the measured bf16 GEMM ceiling (%.0f TFLOP/s achieved)", 100*fl/c.GEMMFLOPsPerS, fl/1e12)
+	}
+	return Row{Check: fmt.Sprintf("LoRA SFT r=%d T=%d", lora, T), Status: "ok", Value: fmt.Sprintf("%.0f tokens/s", rate),
 		Detail: fmt.Sprintf("%s, %d×%d tokens, %.3f s/step (median of %d), %s; %s", backend, B, T, sec, len(times), mfu, memNote(cb))}, nil
 }

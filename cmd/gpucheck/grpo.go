@@ -83,25 +83,27 @@ func runGRPO(args []string) error {
 		"optim.batch_size=1", fmt.Sprintf("optim.grad_accum=%d", *P), "optim.max_steps=1",
 		"ppo.epochs=1", fmt.Sprintf("ppo.mini_batch=%d", *P**G),
 		fmt.Sprintf("lora.r=%d", *lora), fmt.Sprintf("lora.alpha=%d", 2**lora)}
-	row, err := grpoStep(*base, sets, get, *backend, *G, *N, *P)
+	rows, err := grpoStep(*base, sets, get, *backend, *G, *N, *P)
 	if err != nil {
-		row = Row{Check: "GRPO step", Status: "FAIL", Detail: err.Error()}
+		rows = []Row{{Check: "GRPO step", Status: "FAIL", Detail: err.Error()}}
 	}
-	return firstErr(err, writeRows(*out, row))
+	return firstErr(err, writeRows(*out, rows...))
 }
 
-func grpoStep(base string, sets []string, get func() *cuda.Backend, backend string, G, N, P int) (Row, error) {
+// grpoStep runs the step and returns its rows: the step by phase, max
+// |ρ − 1| at the first mini-batch, and the device's peak memory.
+func grpoStep(base string, sets []string, get func() *cuda.Backend, backend string, G, N, P int) ([]Row, error) {
 	cfg, err := config.Load(base, sets)
 	if err != nil {
-		return Row{}, err
+		return nil, err
 	}
 	var log bytes.Buffer
 	if _, err := trainer.GRPO(context.Background(), cfg, trainer.RLOptions{Log: &log, Reward: letterReward{}}); err != nil {
-		return Row{}, fmt.Errorf("%w\n%s", err, log.String())
+		return nil, fmt.Errorf("%w\n%s", err, log.String())
 	}
 	recs, err := metrics.Read(filepath.Join(cfg.Run.Dir, metrics.File))
 	if err != nil {
-		return Row{}, err
+		return nil, err
 	}
 	var m metrics.Metrics
 	for _, r := range recs {
@@ -110,15 +112,37 @@ func grpoStep(base string, sets []string, get func() *cuda.Backend, backend stri
 		}
 	}
 	if m == nil {
-		return Row{}, fmt.Errorf("%s: no train line", cfg.Run.Dir)
+		return nil, fmt.Errorf("%s: no train line", cfg.Run.Dir)
 	}
-	phases := fmt.Sprintf("rollout %.2f s (%.0f tok/s), reward %.3f s, reference %.2f s (%.0f tok/s), train %.2f s (%.0f tok/s)",
-		m["time_rollout_s"], m["rollout_tokens_per_s"], m["time_reward_s"], m["time_ref_s"], m["ref_tokens_per_s"],
+	old := "old log-probs: no separate pass in this step (no time_old_s)"
+	if v, ok := m["time_old_s"]; ok {
+		old = fmt.Sprintf("old log-probs %.2f s", v)
+	}
+	phases := fmt.Sprintf("rollout %.2f s (%.0f tok/s), reward %.3f s, reference %.2f s (%.0f tok/s), %s, train %.2f s (%.0f tok/s)",
+		m["time_rollout_s"], m["rollout_tokens_per_s"], m["time_reward_s"], m["time_ref_s"], m["ref_tokens_per_s"], old,
 		m["time_train_s"], m["train_tokens_per_s"])
-	detail := fmt.Sprintf("%s, %d prompts × G=%d, mean response %.0f tokens; %s; first step (graphs built in it); %s",
-		backend, P, G, m["resp_len"], phases, memNote(get()))
-	return Row{Check: fmt.Sprintf("GRPO step (G=%d, %d new)", G, N), Status: "ok",
-		Value: fmt.Sprintf("%.2f s", m["time_step_s"]), Detail: detail}, nil
+	detail := fmt.Sprintf("%s, %d prompts × G=%d, mean response %.0f tokens; %s; first step (graphs built in it)",
+		backend, P, G, m["resp_len"], phases)
+	rows := []Row{{Check: fmt.Sprintf("GRPO step (G=%d, %d new)", G, N), Key: "grpo_step_s", Status: "ok",
+		Value: fmt.Sprintf("%.2f s", m["time_step_s"]), Detail: detail}}
+	// ρ − 1 at the first mini-batch: the rollout's log-probs against the
+	// trainer's, before any update (exactly 0 on the CPU by construction)
+	rho := Row{Check: "max |ρ − 1|, first mini-batch", Key: "ratio_dev_first"}
+	if v, ok := m["ratio_dev_first"]; !ok {
+		rho.Status, rho.Value, rho.Detail = "FAIL", "not measured", "no ratio_dev_first in the metrics"
+	} else if v == 0 {
+		rho.Status, rho.Value, rho.Detail = "ok", "0 (exactly)", "rollout and training log-probs agree bit for bit"
+	} else {
+		rho.Status, rho.Value = "note", fmt.Sprintf("%.3g", v)
+		rho.Detail = "not 0: the rollout and training paths do not compute identical log-probs on this backend (0 on cpu)"
+	}
+	rows = append(rows, rho)
+	mem := Row{Check: "peak device memory (GRPO step)", Key: "peak_mem_gib", Status: "ok", Value: "not measured", Detail: "no CUDA backend"}
+	if cb := get(); cb != nil {
+		s := cb.MemStats()
+		mem.Value, mem.Detail = gib(s.DevicePeak), memNote(cb)
+	}
+	return append(rows, mem), nil
 }
 
 // planFloats is the memory plan's activation count per token and layer

@@ -9,8 +9,9 @@
 //	gpucheck sft -model DIR -backend B ...       LoRA SFT tokens/s and MFU
 //	gpucheck grpo -model DIR -backend B ...      one GRPO step, split by phase
 //	gpucheck memory -model DIR -backend B ...    activation memory of a training step
+//	gpucheck ceilings -backend B ...             copy GB/s and bf16 GEMM TFLOP/s of the device
 //	gpucheck row -out F -check NAME -status S    a row written by the script itself
-//	gpucheck table F.json...                     the summary table (exit 1 on a FAIL)
+//	gpucheck table [-json F] [-plan P] F.json... the summary table (exit 1 on a FAIL)
 //
 // Built with -tags argrl_cuda it runs on the GPU backends ("cuda",
 // "cuda-bf16"); every build has the emulated ones ("cuda-emu",
@@ -32,15 +33,15 @@ func main() {
 
 func run(args []string) error {
 	if len(args) == 0 {
-		return fmt.Errorf("usage: gpucheck compare|model|decode|sft|grpo|memory|row|table ... (see the package doc)")
+		return fmt.Errorf("usage: gpucheck compare|model|decode|sft|grpo|memory|ceilings|row|table ... (see the package doc)")
 	}
 	cmds := map[string]func([]string) error{
 		"compare": runCompare, "model": runModel, "decode": runDecode, "sft": runSFT,
-		"grpo": runGRPO, "memory": runMemory, "row": runRow, "table": runTable,
+		"grpo": runGRPO, "memory": runMemory, "row": runRow, "table": runTable, "ceilings": runCeilings,
 	}
 	f, ok := cmds[args[0]]
 	if !ok {
-		return fmt.Errorf("unknown subcommand %q (compare, model, decode, sft, grpo, memory, row, table)", args[0])
+		return fmt.Errorf("unknown subcommand %q (compare, model, decode, sft, grpo, memory, ceilings, row, table)", args[0])
 	}
 	return f(args[1:])
 }
@@ -50,7 +51,13 @@ type Row struct {
 	Check  string `json:"check"`
 	Value  string `json:"value"`
 	Detail string `json:"detail"`
-	Status string `json:"status"` // ok, FAIL, skipped, "not built yet"
+	Status string `json:"status"` // ok, FAIL, skipped, note, "not run"
+	// Key names the figure for the performance model's prediction
+	// (`train plan --json`, docs/gpu.md): "decode_b64_tok_s", …
+	Key string `json:"key,omitempty"`
+	// Predicted is the model's figure for Key, filled by `gpucheck table
+	// -plan`; "" is printed "—".
+	Predicted string `json:"predicted,omitempty"`
 }
 
 func statusOf(err error) string {

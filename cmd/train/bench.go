@@ -20,6 +20,11 @@ import (
 // benchFile names a BFCL question file: BFCL_v<N>_<category>.json.
 var benchFile = regexp.MustCompile(`^BFCL_v\d+_(.+)\.json$`)
 
+// bfclLayout is the folder --bench bfcl DIR reads, as BFCL ships it.
+const bfclLayout = "--bench bfcl DIR needs BFCL's own data layout: DIR/BFCL_v4_<category>.json question files " +
+	"and their answers in DIR/possible_answer/BFCL_v4_<category>.json (the irrelevance categories have none), " +
+	"as in BFCL's bfcl_eval/data folder"
+
 // benchUnsupported are the BFCL categories whose answers are execution
 // traces or agentic checks, not AST ones.
 var benchUnsupported = []string{"multi_turn", "memory", "web_search", "format_sensitivity"}
@@ -46,6 +51,9 @@ func loadBFCLDir(dir string, errw io.Writer) ([]data.Record, error) {
 			opts.Answers = a
 		}
 		rs, st, err := data.Import("bfcl", filepath.Join(dir, e.Name()), opts)
+		if err != nil && opts.Answers == "" {
+			return nil, fmt.Errorf("%w\n  %s has no answers file %s; %s", err, dir, filepath.Join("possible_answer", e.Name()), bfclLayout)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -56,7 +64,7 @@ func loadBFCLDir(dir string, errw io.Writer) ([]data.Record, error) {
 		recs = append(recs, rs...)
 	}
 	if len(recs) == 0 {
-		return nil, fmt.Errorf("%s: no BFCL question files (BFCL_v4_<category>.json)", dir)
+		return nil, fmt.Errorf("%s: no BFCL question files; %s", dir, bfclLayout)
 	}
 	return recs, nil
 }

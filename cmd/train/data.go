@@ -14,8 +14,9 @@ import (
 )
 
 // dataCmd groups the dataset tools; children register on it (convert and
-// split here, synth in its own file).
-var dataCmd = &cobra.Command{Use: "data", Short: "dataset tools: convert sources to argrl JSONL, split"}
+// split here, synth and bpe in their own files).
+var dataCmd = &cobra.Command{Use: "data",
+	Short: "dataset tools: convert sources to argrl JSONL, split, synth (the demo benchmark), bpe (a tokenizer)"}
 
 func init() {
 	dataCmd.AddCommand(dataConvertCmd(), dataSplitCmd())
@@ -26,7 +27,7 @@ func dataConvertCmd() *cobra.Command {
 	var from, answers, lang string
 	var skipBad bool
 	c := &cobra.Command{
-		Use:   "convert --from bfcl|xlam|toolace|glaive [--answers F] [--lang xx] IN OUT",
+		Use:   "convert --from bfcl|xlam|toolace|glaive|openai|sharegpt [--answers F] [--lang xx] IN OUT",
 		Short: "convert a source dataset into argrl's JSONL schema (docs/contracts.md §1)",
 		Long: `Convert a source dataset file into argrl's JSONL schema.
 
@@ -36,11 +37,20 @@ Sources: ` + strings.Join(data.ImporterNames(), ", ") + `.
   xlam     xLAM/APIGen function-calling JSON (query, tools, answers)
   toolace  ToolACE data.json (system prompt with tools, conversations)
   glaive   Glaive function-calling-v2 JSON (system, chat)
+  openai   OpenAI chat JSONL, as the fine-tuning API takes it (messages with
+           assistant tool_calls and tool replies, tools); a conversation
+           without tools is plain chat (SFT on the assistant answers)
+  sharegpt ShareGPT conversations (from/value), with LLaMA-Factory's
+           function_call and observation turns and tools, or plain chat
+IN is JSON Lines, a JSON array, or parquet (one item per row, as Hugging
+Face stores datasets; nested columns read as JSON) for every source.
 Every record gets --lang as its language. A source item that cannot be
-converted is an error naming file and line, unless --skip-bad, which skips it
-and lists it on stderr. Known quirks of a source's data are handled and
-counted on stderr ("quirk: N× what"), with the progress. OUT is written
-atomically.`,
+converted is an error naming file and line (the row for parquet) with all
+its problems; up to 20 bad items are listed before stopping, unless
+--skip-bad, which skips them and lists them on stderr. Empty input, or
+input that makes no record, is an error. Known quirks of a source's data
+are handled and counted on stderr ("quirk: N× what"), with the progress.
+OUT is written atomically.`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if from == "" {

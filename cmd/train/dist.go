@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -50,18 +49,14 @@ func openRanks(cmd *cobra.Command, cfg config.Config) (*ranks, error) {
 	if c.Size() == 1 {
 		return r, nil
 	}
-	name := cfg.Model.Backend
-	if name == kernels.Auto {
-		name = "cpu"
-		if slices.Contains(kernels.Names(), "cuda") {
-			name = "cuda"
-		}
-	}
-	be, dc, err := dist.OpenBackend(c, name)
+	// every CUDA mode, and auto on a GPU, moves gradients with NCCL in the
+	// CUDA+MPI build; auto without a GPU is cpu, said in one line
+	be, dc, line, err := dist.ChooseBackend(c, cfg.Model.Backend)
 	if err = c.Check(err); err != nil {
 		_ = c.Close()
 		return nil, fmt.Errorf(`key "model.backend": %w`, err)
 	}
+	fmt.Fprintf(r.log, "dist: backend %s\n", line)
 	r.be, r.comm = be, dc
 	return r, nil
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/argrl/argrl/data"
+	"github.com/argrl/argrl/data/format"
 	"github.com/argrl/argrl/internal/atomicfile"
 	"github.com/argrl/argrl/reward"
 	"github.com/argrl/argrl/trainer"
@@ -25,7 +26,10 @@ type evalFlags struct {
 	config, model, adapter, dataPath, out string
 	predictions, bench                    string
 	sets                                  []string
-	gen                                   genFlags // model-driven evaluation (generate.go)
+	gen                                   genFlags      // model-driven evaluation (generate.go)
+	endpoint                              endpointFlags // answers from a server (endpoint.go)
+	metric                                string        // "ace": also R2IF's ACE (ace.go)
+	student                               studentFlags
 
 	run    *config.Config // the loaded --config (nil without one)
 	reward reward.Config  // the scorer's settings: the config's reward.*, then the flags
@@ -69,13 +73,23 @@ as JSON.`,
 	fl.StringVar(&f.dataPath, "data", "", "records (argrl JSONL); default with --config: data.test")
 	fl.StringVar(&f.predictions, "predictions", "", `responses, one {"id","text"} JSONL line per record`)
 	fl.StringVar(&f.out, "out", "", "write the report as JSON to this file")
-	fl.StringVar(&f.bench, "bench", "", "benchmark: bfcl (then the one argument is a BFCL data directory)")
+	fl.StringVar(&f.bench, "bench", "", "benchmark: bfcl (then the one argument is a BFCL data directory: DIR/BFCL_v4_<category>.json, answers in DIR/possible_answer/)")
 	fl.StringVar(&f.config, "config", "", "run config (format, judge, reward.*, data.test, model)")
 	fl.StringArrayVar(&f.sets, "set", nil, "override one config key (with --config)")
+	_ = c.RegisterFlagCompletionFunc("set", completeSet)
 	fl.StringVar(&f.model, "model", "", "model directory (model-driven evaluation)")
 	fl.StringVar(&f.adapter, "adapter", "", "LoRA adapter directory (model-driven evaluation)")
+	fl.StringVar(&f.endpoint.url, "endpoint", "", "answers from an OpenAI-compatible server: its API base URL (e.g. http://127.0.0.1:8000/v1)")
+	fl.StringVar(&f.endpoint.model, "endpoint-model", "", "with --endpoint: the \"model\" to ask (default: the first of GET /models)")
+	fl.StringVar(&f.endpoint.keyEnv, "endpoint-key-env", "", "with --endpoint: send \"Authorization: Bearer KEY\", KEY read from this environment variable")
+	fl.IntVar(&f.endpoint.concurrency, "endpoint-concurrency", 8, "with --endpoint: requests in flight at once")
+	fl.StringVar(&f.metric, "metric", "", "ace: also report R2IF's average CoT effectiveness with its standard error (format reason_tool; needs --student)")
+	addStudentModelFlags(c, &f.student)
 	addScoreFlags(c, &f.score)
 	addGenFlags(c, &f.gen, 0, "model-driven evaluation: most new tokens per response (0: the config's rollout.max_new_tokens, else 512)")
+	// eval generates one greedy response per record: --batch is how many
+	// records decode at once (generate's help speaks of its --n samples).
+	fl.Lookup("batch").Usage = "model-driven evaluation: records decoded at once (KV-cache slots; more uses more memory, fewer is slower)"
 	return c
 }
 
@@ -84,14 +98,14 @@ as JSON.`,
 func resolveEval(cmd *cobra.Command, f *evalFlags) error {
 	f.reward = reward.DefaultConfig()
 	if f.config != "" {
-		rc, err := loadRunConfig("sft", &runFlags{config: f.config, sets: f.sets})
+		rc, err := config.Load(f.config, append([]string{"algo=sft"}, f.sets...)) // the scorer's keys; no RL checks
 		if err != nil {
 			return err
 		}
 		f.run = &rc
 		f.reward = trainer.RewardPackageConfig(rc)
 		if f.dataPath == "" && f.bench == "" {
-			f.dataPath = rc.Data.Test
+			f.dataPath = data.WithSplit(rc.Data.Test, rc.Data.TestSplit)
 		}
 		if f.model == "" {
 			f.model = rc.Model.Path
@@ -107,36 +121,69 @@ func resolveEval(cmd *cobra.Command, f *evalFlags) error {
 }
 
 func runEval(cmd *cobra.Command, f *evalFlags) error {
-	if f.dataPath == "" {
-		return fmt.Errorf("eval: --data is required")
+	if f.dataPath == "" && f.run != nil {
+		return fmt.Errorf("eval: --config %s sets no data.test (the records to evaluate): add data.test: FILE to it, or give --data FILE", f.config)
 	}
-	recs, err := data.ReadFile(f.dataPath)
+	if f.dataPath == "" {
+		return fmt.Errorf("eval: --data FILE is required (the records to evaluate), or --config F with data.test")
+	}
+	recs, err := data.ReadSpec(f.dataPath)
 	if err != nil {
 		return fmt.Errorf("eval: %w", err)
 	}
 	if len(recs) == 0 {
 		return fmt.Errorf("eval: %s has no records: nothing to evaluate", f.dataPath)
 	}
+	if kept := callRecords(recs); len(kept) < len(recs) {
+		if len(kept) == 0 {
+			return fmt.Errorf("eval: the %d records of %s are plain chat (no tools): the call metrics have nothing to score", len(recs), f.dataPath)
+		}
+		fmt.Fprintf(cmd.ErrOrStderr(), "eval: %d of %d records are plain chat (no tools): the call metrics skip them\n", len(recs)-len(kept), len(recs))
+		if f.predictions == "" { // nothing to generate for them (predictions may still name them)
+			recs = kept
+		}
+	}
 	s, err := reward.NewScorer(f.reward)
 	if err != nil {
 		return fmt.Errorf("eval: %w", err)
 	}
+	ace, err := openACE(f)
+	if err != nil {
+		return fmt.Errorf("eval: %w", err)
+	}
+	defer ace.close()
 	var agg reward.Aggregate
+	mis := format.NewMismatch(s.Format)
 	err = responses(cmd, f, recs, func(i int, text string) error {
+		if recs[i].PlainChat() {
+			return nil
+		}
+		mis.Add(text)
 		o, err := s.Score(cmd.Context(), &recs[i], text)
 		if err != nil {
 			return err
 		}
 		agg.Add(o)
-		return nil
+		return ace.add(cmd.Context(), &recs[i], text)
 	})
 	if err != nil {
 		return fmt.Errorf("eval: %w", err)
 	}
+	if w := mis.Warning("eval"); w != "" {
+		fmt.Fprintln(cmd.ErrOrStderr(), w)
+	}
 	rep := agg.Report()
 	fmt.Fprint(cmd.OutOrStdout(), rep.Table())
+	var out any = rep
+	if ace != nil {
+		a := ace.report(cmd.OutOrStdout())
+		out = struct {
+			reward.Report
+			ACE reward.ACEReport `json:"ace"`
+		}{rep, a}
+	}
 	if f.out != "" {
-		if err := writeReport(f.out, rep); err != nil {
+		if err := writeReport(f.out, out); err != nil {
 			return fmt.Errorf("eval: %w", err)
 		}
 	}
@@ -154,6 +201,12 @@ func responses(cmd *cobra.Command, f *evalFlags, recs []data.Record, each func(i
 		}
 		prog.Step(i+1, nil, tokens)
 		return nil
+	}
+	if f.endpoint.url != "" {
+		if f.predictions != "" || f.model != "" {
+			return fmt.Errorf("--endpoint asks a server for the answers: drop --predictions and --model")
+		}
+		return endpointResponses(cmd.Context(), &f.endpoint, f.reward.Format, f.gen.maxNewTokens, recs, emit)
 	}
 	if f.predictions != "" {
 		texts, err := predictionTexts(f.predictions, recs)
@@ -277,4 +330,16 @@ func bareError(err error) error {
 		return le.Err
 	}
 	return err
+}
+
+// callRecords drops the plain-chat records (data.Record.PlainChat): the
+// call metrics have nothing to score on them.
+func callRecords(recs []data.Record) []data.Record {
+	var out []data.Record
+	for _, r := range recs {
+		if !r.PlainChat() {
+			out = append(out, r)
+		}
+	}
+	return out
 }

@@ -187,7 +187,7 @@ eos_token_id, at a --stop string, or after --max-new-tokens.`,
 			}
 			defer s.close()
 			if dataPath != "" {
-				recs, err := data.ReadFile(dataPath)
+				recs, err := data.ReadSpec(dataPath)
 				if err != nil {
 					return fmt.Errorf("generate: %w", err)
 				}

@@ -8,10 +8,13 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/argrl/argrl/kernels/cuda"
+	"github.com/argrl/argrl/kernels/cuda/cudalib"
 )
 
-// train gpu-info (GPU build only): which CUDA driver and cuBLAS this binary
-// found, the entry points it resolved at run time, and the GPU it opens.
+// train gpu-info (GPU build only): each NVIDIA library file this binary
+// opened (driver, cuBLASLt, cuBLAS) with its version and where it was
+// found, the NCCL it would open, the entry points it resolved at run
+// time, and the GPU it opens.
 func init() {
 	root.AddCommand(&cobra.Command{
 		Use:   "gpu-info",
@@ -20,6 +23,13 @@ func init() {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			rep, err := cuda.DriverReport()
 			fmt.Fprint(cmd.OutOrStdout(), rep)
+			// NCCL is opened only by the CUDA+MPI build with 2+ ranks: say
+			// which file that would be
+			if nc, nerr := cudalib.System().Find(cudalib.NCCL, 0); nerr == nil {
+				fmt.Fprintf(cmd.OutOrStdout(), "found NCCL: %s (opened by the CUDA+MPI build with 2 or more ranks)\n", nc[0])
+			} else {
+				fmt.Fprintf(cmd.OutOrStdout(), "found NCCL: none (%v)\n", nerr)
+			}
 			if err != nil {
 				return err
 			}

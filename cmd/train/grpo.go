@@ -3,10 +3,14 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/argrl/argrl/trainer"
+	"github.com/argrl/argrl/trainer/ckpt"
 	"github.com/argrl/argrl/trainer/config"
 )
 
@@ -35,9 +39,9 @@ bit-identical to a run that never stopped.`, trainer.GRPO))
 func rlCommand(algo, short, long string, run func(context.Context, config.Config, trainer.RLOptions) (*trainer.RLResult, error)) *cobra.Command {
 	var f runFlags
 	cmd := &cobra.Command{
-		Use:   algo + " --config F [--set k=v]... [--resume | --resume-from step-NNNNNN] [--debug-template]",
+		Use:   algo + " --config F [--set k=v]... [--debug-template] | --resume [--resume-from step-NNNNNN] --set run.dir=RUN [--allow-config-change KEY]...",
 		Short: short,
-		Long:  long + "\n\nbin/train-mpi (make build-mpi) under mpirun or srun trains data-parallel,\none rank per process (README.md).",
+		Long:  long + "\n\n" + resumeHelp + "\n\nbin/train-mpi (make build-mpi) under mpirun or srun trains data-parallel,\none rank per process (README.md).",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := loadRunConfig(algo, &f)
@@ -45,10 +49,7 @@ func rlCommand(algo, short, long string, run func(context.Context, config.Config
 				return err
 			}
 			if err := cfg.ValidateRL(); err != nil {
-				if f.config != "" {
-					return fmt.Errorf("%s: %w", f.config, err)
-				}
-				return err
+				return err // it names the file and line, --set or ARGRL_ variable of each bad key
 			}
 			if f.debugTemplate {
 				return printDebugTemplate(cmd, cfg)
@@ -61,7 +62,12 @@ func rlCommand(algo, short, long string, run func(context.Context, config.Config
 			if err != nil {
 				return rk.close(err)
 			}
-			fmt.Fprintf(rk.log, "%s: done: %d steps; last checkpoint %s\n", algo, res.Steps, res.Checkpoint)
+			if res.Checkpoint == "" { // resumed at its last step: nothing left to train
+				fmt.Fprintf(rk.log, "%s: the run is complete: nothing left to train; its last checkpoint is %s (to train further: --resume --set optim.max_steps=N)\n",
+					algo, resumedCheckpoint(cfg))
+			} else {
+				fmt.Fprintf(rk.log, "%s: done: %d steps; last checkpoint %s\n", algo, res.Steps, res.Checkpoint)
+			}
 			if res.Best != nil {
 				fmt.Fprintf(rk.log, "%s: best validation %s %.4f in %s/best\n", algo, cfg.Checkpoint.BestMetric, *res.Best, cfg.Run.Dir)
 			}
@@ -70,4 +76,20 @@ func rlCommand(algo, short, long string, run func(context.Context, config.Config
 	}
 	addRunFlags(cmd, &f)
 	return cmd
+}
+
+// resumedCheckpoint is the directory of the checkpoint a resumed run
+// continued: checkpoint.resume_from, else the one RUN/checkpoints/latest
+// names.
+func resumedCheckpoint(cfg config.Config) string {
+	dir := filepath.Join(cfg.Run.Dir, ckpt.CheckpointsDir)
+	name := cfg.Checkpoint.ResumeFrom
+	if name == "" {
+		b, err := os.ReadFile(filepath.Join(dir, ckpt.LatestFile))
+		if err != nil {
+			return dir + " (" + err.Error() + ")"
+		}
+		name = strings.TrimSpace(string(b))
+	}
+	return filepath.Join(dir, name)
 }

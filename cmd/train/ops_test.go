@@ -242,7 +242,9 @@ func lastLine(s string) string {
 
 // An init.adapter trained for another base is blamed on init.adapter and
 // names the adapter and the base model (the real one, not a temporary
-// merged copy), kept or merged; so is one of another rank than lora.r.
+// merged copy), kept or merged; a kept one of another rank than a lora.r
+// given explicitly is refused naming both ranks (the adapter decides
+// LoRA's shape: config.adoptAdapter).
 func TestInitAdapterMisfitNamesBoth(t *testing.T) {
 	mdl := tinyModel(t)
 	qwen3, _ := filepath.Abs("../../testdata/models/qwen3-f32-tied/adapter") // q_proj out 128, the tiny qwen2's 64
@@ -253,11 +255,12 @@ func TestInitAdapterMisfitNamesBoth(t *testing.T) {
 	}{
 		{qwen3, "false", "4", []string{`key "init.adapter"`, "adapter " + qwen3 + " does not fit the base model " + mdl, model.AdapterWeightsName, "has shape"}},
 		{qwen3, "true", "4", []string{"init.adapter", "adapter " + qwen3 + " does not fit the base model " + mdl, model.AdapterWeightsName, "has shape"}},
-		{qwen2, "false", "8", []string{`key "init.adapter"`, "adapter " + qwen2 + " has r=4", "r=8"}},
+		{qwen2, "false", "8", []string{`key "lora.r" is 8 (--set lora.r)`, "init.adapter", "r 4 (" + filepath.Join(qwen2, model.AdapterConfigName) + ")"}},
 	} {
 		run := filepath.Join(t.TempDir(), "run")
+		// lora.alpha 8 is both adapters' (grpo-tiny.yaml says 16).
 		args := append(tinyRLArgs("grpo", "grpo-tiny", run, "1"), "--set", "model.path="+mdl, "--set", "model.init=pretrained",
-			"--set", "init.adapter="+c.adapter, "--set", "init.merge="+c.merge, "--set", "lora.r="+c.r)
+			"--set", "init.adapter="+c.adapter, "--set", "init.merge="+c.merge, "--set", "lora.r="+c.r, "--set", "lora.alpha=8")
 		_, stderr, code := runTrain(t, args...)
 		name := filepath.Base(filepath.Dir(c.adapter)) + " merge " + c.merge
 		if code == 0 {

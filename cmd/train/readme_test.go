@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -66,7 +67,8 @@ func shellCommands(text string) []string {
 // from the README now, on the binary `make build` makes, with the tiny
 // model and data substituted as the README's own sentence says ("write A
 // wherever it says B", "add FLAGS to `data synth`"), in a fresh directory
-// holding only configs/. Each must exit 0.
+// holding only configs/. Each must exit 0, and the eval's TID, TSA and ACA
+// must not be zero.
 func TestReadmeUsingIt(t *testing.T) {
 	repo, err := filepath.Abs("../..")
 	if err != nil {
@@ -80,10 +82,11 @@ func TestReadmeUsingIt(t *testing.T) {
 	prose := strings.Join(strings.Fields(sec), " ")
 	model := regexp.MustCompile("write `([^`]+)` wherever it says `([^`]+)`").FindStringSubmatch(prose)
 	sizes := regexp.MustCompile("add `([^`]+)` to `data synth`").FindStringSubmatch(prose)
-	if model == nil || sizes == nil {
-		t.Fatalf("the Using it section no longer says how to substitute the tiny model (\"write `A` wherever it says `B`\") and data (\"add `FLAGS` to `data synth`\"):\n%s", sec)
+	modelFlags := regexp.MustCompile("add `([^`]+)` to `sft`, `grpo` and `eval`").FindStringSubmatch(prose)
+	if model == nil || sizes == nil || modelFlags == nil {
+		t.Fatalf("the Using it section no longer says how to substitute the tiny model (\"write `A` wherever it says `B`\", \"add `FLAGS` to `sft`, `grpo` and `eval`\") and data (\"add `FLAGS` to `data synth`\"):\n%s", sec)
 	}
-	tiny, big, synthFlags := model[1], model[2], strings.Fields(sizes[1])
+	tiny, big, synthFlags, tinyFlags := model[1], model[2], strings.Fields(sizes[1]), strings.Fields(modelFlags[1])
 	cmds := shellCommands(sec)
 	if len(cmds) < 2 || cmds[0] != "make build" {
 		t.Fatalf("the Using it block should start with make build; commands: %q", cmds)
@@ -127,6 +130,7 @@ func TestReadmeUsingIt(t *testing.T) {
 			t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, tail)
 		}
 	}
+	var evals []map[string]float64
 	for _, cmd := range cmds {
 		if cmd == "make build" {
 			run(repo, []string{"CGO_ENABLED=0"}, goTool, "build", "-o", filepath.Join(work, "bin", "train"), "./cmd/train")
@@ -142,7 +146,51 @@ func TestReadmeUsingIt(t *testing.T) {
 		if len(args) > 2 && args[1] == "data" && args[2] == "synth" {
 			args = append(args, synthFlags...)
 		}
+		switch args[1] {
+		case "sft", "grpo", "eval":
+			args = append(args, tinyFlags...)
+		}
 		t.Logf("%s", strings.Join(args, " "))
 		run(work, nil, filepath.Join(work, "bin", "train"), args[1:]...)
+		if args[1] == "eval" {
+			evals = append(evals, evalOut(t, work, args))
+		}
 	}
+	// The block's evaluation scores: not zero (issue 31: a format the tiny
+	// model does not write scored 0 everywhere).
+	if len(evals) == 0 {
+		t.Fatal("the Using it block has no eval command")
+	}
+	for _, m := range evals {
+		t.Logf("eval: %v", m)
+		for _, k := range []string{"tid", "tsa", "aca"} {
+			if !(m[k] > 0) {
+				t.Errorf("the README block's eval scores %s = %v, want > 0 (all: %v)", k, m[k], m)
+			}
+		}
+	}
+}
+
+// evalOut reads the metrics file an eval command of the block wrote
+// (--out FILE, relative to dir).
+func evalOut(t *testing.T, dir string, args []string) map[string]float64 {
+	t.Helper()
+	out := ""
+	for i, a := range args {
+		if a == "--out" && i+1 < len(args) {
+			out = args[i+1]
+		}
+	}
+	if out == "" {
+		t.Fatalf("the README's eval command %q writes no --out file to check", strings.Join(args, " "))
+	}
+	raw, err := os.ReadFile(filepath.Join(dir, out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]float64
+	if err := json.Unmarshal(raw, &m); err != nil {
+		t.Fatalf("%s: %v", out, err)
+	}
+	return m
 }

@@ -109,14 +109,9 @@ func reproduceReport(cmd *cobra.Command, dir string) error {
 	if err != nil {
 		return err
 	}
-	held := 0
-	for _, c := range cs {
-		if c.Holds {
-			held++
-		}
-	}
-	fmt.Fprintf(w, "\nClaims (strict: the ordering holds on every draw and the mean margin is ≥ %.0f point; a tie does not hold): %d of %d hold\n",
-		report.MinMargin, held, len(cs))
+	held, n, saneHeld, sane := report.CountClaims(cs)
+	fmt.Fprintf(w, "\nClaims (strict: the ordering holds on every draw and the mean margin, in hundredths of a point, is ≥ %.0f point; a tie does not hold): %d of %d hold; sanity checks: %d of %d hold\n",
+		report.MinMargin, held, n, saneHeld, sane)
 	report.WriteReproClaims(w, cs)
 	if err := writeJSONFile(filepath.Join(dir, "claims.json"), cs); err != nil {
 		return fmt.Errorf("report: %w", err)

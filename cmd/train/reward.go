@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -14,6 +15,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/argrl/argrl/data"
+	"github.com/argrl/argrl/data/format"
 	"github.com/argrl/argrl/reward"
 )
 
@@ -166,7 +168,7 @@ it samples as the rollout defaults say), or --w-cer 0 to score without CER.
 			if cmd.Flags().Changed("w-cer") {
 				cfg.R2IF.WCER = wCER
 			}
-			recs, err := data.ReadFile(dataPath)
+			recs, err := data.ReadSpec(dataPath)
 			if err != nil {
 				return fmt.Errorf("reward: %w", err)
 			}
@@ -203,10 +205,18 @@ it samples as the rollout defaults say), or --w-cer 0 to score without CER.
 				}
 				defer st.close()
 			}
+			outFormat, err := format.Get(cmp.Or(cfg.Format, "tool_call"), format.Options{RejectString: cfg.RejectString})
+			if err != nil {
+				return fmt.Errorf("reward: %w", err)
+			}
+			mis := format.NewMismatch(outFormat)
 			w := bufio.NewWriter(cmd.OutOrStdout())
 			enc := json.NewEncoder(w)
 			enc.SetEscapeHTML(false)
 			for _, p := range preds {
+				if !byID[p.ID].PlainChat() {
+					mis.Add(*p.Text)
+				}
 				res, err := rw.Score(cmd.Context(), byID[p.ID], *p.Text)
 				if err != nil {
 					return fmt.Errorf("reward: %s:%d: %w", predPath, p.line, err)
@@ -225,6 +235,9 @@ it samples as the rollout defaults say), or --w-cer 0 to score without CER.
 			}
 			if err := w.Flush(); err != nil {
 				return fmt.Errorf("reward: %w", err)
+			}
+			if w := mis.Warning("reward " + name); w != "" {
+				fmt.Fprintln(cmd.ErrOrStderr(), w)
 			}
 			fmt.Fprintf(cmd.ErrOrStderr(), "reward %s: scored %d predictions of %d records\n", name, len(preds), len(recs))
 			return nil

@@ -214,3 +214,65 @@ func TestRewardR2IFStudent(t *testing.T) {
 		}
 	}
 }
+
+// `train eval --metric ace` reports R2IF's ACE from the same student as
+// the r2if reward: for one record it is that response's CER, as `train
+// reward --reward r2if` computes it; flags that cannot work are refused.
+func TestEvalACE(t *testing.T) {
+	dir := t.TempDir()
+	dataPath := writeFile(t, dir, "data.jsonl", strings.SplitAfter(cliData, "\n")[0]) // the "cur" record alone
+	reasoned := `<reason>The user wants 15000 euro in dollars.</reason><tool>[{"name": "get_conversion_cost", "arguments": {"amount": 15000, "from_currency": "euro", "to_currency": "dollars"}}]</tool>`
+	preds := writeFile(t, dir, "preds.jsonl", predLine(t, "cur", reasoned))
+	student := "../../configs/demo/base-model"
+	stdout, _, err := runCmd(t, newRewardCmd, "--reward", "r2if", "--format", "reason_tool", "--student", student, "--data", dataPath, "--predictions", preds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Parts map[string]float64 `json:"parts"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &got); err != nil {
+		t.Fatalf("stdout %q: %v", stdout, err)
+	}
+	out := filepath.Join(dir, "m.json")
+	stdout, _, err = runCmd(t, newEvalCmd, "--format", "reason_tool", "--metric", "ace", "--student", student, "--data", dataPath, "--predictions", preds, "--out", out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(stdout, "ACE ") || !strings.Contains(stdout, "standard error; 1 records") {
+		t.Errorf("stdout:\n%s", stdout)
+	}
+	raw, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep struct {
+		N   int `json:"n"`
+		ACE struct {
+			ACE float64 `json:"ace"`
+			SE  float64 `json:"ace_se"`
+			N   int     `json:"n"`
+		} `json:"ace"`
+	}
+	if err := json.Unmarshal(raw, &rep); err != nil {
+		t.Fatal(err)
+	}
+	if rep.N != 1 || rep.ACE.N != 1 || rep.ACE.ACE != got.Parts["cer"] || rep.ACE.SE != 0 {
+		t.Errorf("eval --out %s, want ace = the reward's cer %v", raw, got.Parts["cer"])
+	}
+	for _, c := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"no student", []string{"--format", "reason_tool", "--metric", "ace"}, "--student"},
+		{"unknown metric", []string{"--metric", "bleu"}, "ace"},
+		{"student without the metric", []string{"--student", student}, "--metric ace"},
+		{"ace in tool_call", []string{"--metric", "ace", "--student", student}, "reason_tool"},
+	} {
+		_, _, err := runCmd(t, newEvalCmd, append(c.args, "--data", dataPath, "--predictions", preds)...)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: err %v, want one with %q", c.name, err, c.want)
+		}
+	}
+}

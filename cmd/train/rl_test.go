@@ -32,26 +32,43 @@ func TestTrainRLTiny(t *testing.T) {
 		if code != 0 || !strings.Contains(stderr, "resuming from") || !strings.Contains(stderr, "done: 3 steps") {
 			t.Fatalf("train %s --resume: exit %d\n%s", c.algo, code, stderr)
 		}
+		// The longer run changes the config hash and the schedule: the key
+		// is named, the schedule field by field.
+		if !strings.Contains(stderr, "changed since its config.yaml and config.history: optim.max_steps: 2 → 3 (--set optim.max_steps);") {
+			t.Errorf("train %s --resume: config hash warning:\n%s", c.algo, stderr)
+		}
+		if !strings.Contains(stderr, "learning-rate schedule changed since step-000002: total_steps 2 → 3") || strings.Contains(stderr, "{Kind:") {
+			t.Errorf("train %s --resume: schedule warning:\n%s", c.algo, stderr)
+		}
+		// Resumed once more with its own config (no --config): nothing
+		// left to train, and the last checkpoint is named.
+		_, stderr, code = runTrain(t, c.algo, "--resume", "--set", "run.dir="+run)
+		if code != 0 || !strings.Contains(stderr, "nothing left to train; its last checkpoint is "+filepath.Join(run, "checkpoints", "step-000003")) {
+			t.Errorf("train %s --resume of a finished run: exit %d\n%s", c.algo, code, stderr)
+		}
 	}
 }
 
-// Bad RL keys fail before any work, naming the file, the key and the
-// valid choices.
+// Bad RL keys fail before any work, naming the source (here the --set
+// flag, not the file), the key and the valid choices.
 func TestTrainRLConfigErrors(t *testing.T) {
 	for _, c := range []struct {
 		set  string
 		want []string
 	}{
-		{"reward.name=rm4", []string{"grpo-rm3.yaml", `key "reward.name": "rm4" is not one of rm1, rm2, rm3, decomposed, binary, r2if`}},
+		{"reward.name=rm4", []string{`--set reward.name: key "reward.name": "rm4" is not one of rm1, rm2, rm3, decomposed, binary, r2if`}},
 		{"token_weight.beta=0", []string{`key "token_weight.beta": must be > 0, got 0`}},
 		{"token_weight.beta=-3", []string{`key "token_weight.beta": must be > 0, got -3`}},
 		{"kl.estimator=k4", []string{`key "kl.estimator": "k4" is not one of k1, k2, k3`}},
 		{"loss_agg=mean", []string{`key "loss_agg": "mean" is not one of token-mean, seq-mean-token-mean, seq-mean-token-sum-norm`}},
-		{"ppo.gamma=1.5", []string{"grpo-rm3.yaml", `key "ppo.gamma": must be in [0,1], got 1.5`}},
+		{"ppo.gamma=1.5", []string{`--set ppo.gamma: key "ppo.gamma": must be in [0,1], got 1.5`}},
 	} {
 		_, stderr, code := runTrain(t, "grpo", "--config", "../../configs/grpo-rm3.yaml", "--set", c.set)
 		if code == 0 {
 			t.Fatalf("--set %s: exit 0", c.set)
+		}
+		if strings.Contains(stderr, "grpo-rm3.yaml") { // a bad --set value is the flag's, not the file's
+			t.Errorf("--set %s: blamed on the file: %s", c.set, stderr)
 		}
 		for _, w := range c.want {
 			if !strings.Contains(stderr, w) {

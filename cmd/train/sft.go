@@ -16,7 +16,7 @@ import (
 func init() {
 	var f runFlags
 	cmd := &cobra.Command{
-		Use:   "sft --config F [--set k=v]... [--resume | --resume-from step-NNNNNN] [--debug-template]",
+		Use:   "sft --config F [--set k=v]... [--debug-template] | --resume [--resume-from step-NNNNNN] --set run.dir=RUN [--allow-config-change KEY]...",
 		Short: "LoRA (or full) supervised fine-tuning on the gold calls (docs/contracts.md §6)",
 		Long: `Supervised fine-tuning of model.path on data.train: loss on the assistant
 target tokens only, LoRA on every linear layer (lora.enabled: false trains
@@ -27,6 +27,8 @@ run.dir/checkpoints and the best one in run.dir/best.
 
 Kill it at any moment and continue with --resume: the continuation is
 bit-identical to a run that never stopped.
+
+` + resumeHelp + `
 
 bin/train-mpi (make build-mpi) under mpirun or srun trains data-parallel,
 one rank per process (README.md).`,

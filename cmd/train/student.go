@@ -21,12 +21,18 @@ type studentFlags struct {
 }
 
 func addStudentFlags(c *cobra.Command, f *studentFlags) {
+	addStudentModelFlags(c, f)
+	c.Flags().StringVar(&f.backend, "backend", config.Default().Model.Backend, "compute backend of the r2if student")
+}
+
+// addStudentModelFlags adds the student's model flags alone (a command
+// with a --backend of its own shares it with the student).
+func addStudentModelFlags(c *cobra.Command, f *studentFlags) {
 	fl := c.Flags()
 	fl.StringVar(&f.path, "student", "", "r2if: the CER student's model directory (reward.student.path)")
 	fl.StringVar(&f.adapter, "student-adapter", "", "r2if: a PEFT adapter for the student (reward.student.adapter)")
 	fl.StringVar(&f.tokenizer, "student-tokenizer", "", "r2if: the student's tokenizer (reward.student.tokenizer; default: --student)")
 	fl.StringVar(&f.template, "student-template", "", "r2if: the student's chat template (reward.student.template; default: its model family)")
-	fl.StringVar(&f.backend, "backend", config.Default().Model.Backend, "compute backend of the r2if student")
 }
 
 // lazyStudent stands in for the student while reward.Get validates the

@@ -5,7 +5,7 @@
 //
 //	m = β1 m + (1-β1) g;  v = β2 v + (1-β2) g²
 //	p -= lr*((m/bc1)/(sqrt(v/bc2)+eps) + wd*p)
-extern "C" __global__ void adamw(float* param, const float* grad, float* m, float* v, long long n, float lr,
+extern "C" __global__ void __launch_bounds__(256) adamw(float* param, const float* grad, float* m, float* v, long long n, float lr,
                                  float beta1, float beta2, float eps, float wd, float bc1, float bc2) {
   GRID_STRIDE(i, n) {
     float g = grad[i];

@@ -29,7 +29,7 @@
 #define ATT_QT 16                // query tile of attn_bwd_dkdv
 
 // attn_fwd: grid (ceil(Tq/bq), Hkv*ceil(G/gb), B), block 128; bq*gb <= 16.
-extern "C" __global__ void attn_fwd(float* out, float* lse, const float* q, const float* k, const float* v,
+extern "C" __global__ void __launch_bounds__(128) attn_fwd(float* out, float* lse, const float* q, const float* k, const float* v,
                                     const int* meta, int B, int Tq, int Hq, int Hkv, int D, int Tmax,
                                     float scale, int gb, int bq) {
   __shared__ float qs[ATT_ROWS][ATT_DMAX];
@@ -124,7 +124,7 @@ extern "C" __global__ void attn_fwd(float* out, float* lse, const float* q, cons
 // Writes dq and dsum[row] = Σ_d dout·out (read by attn_bwd_dkdv).
 //
 //	P = exp(scale*q·k_j - lse); dS = P*(dout·v_j - dsum); dq = scale*Σ_j dS*k_j
-extern "C" __global__ void attn_bwd_dq(float* dq, float* dsum, const float* dout, const float* q,
+extern "C" __global__ void __launch_bounds__(128) attn_bwd_dq(float* dq, float* dsum, const float* dout, const float* q,
                                        const float* k, const float* v, const float* out, const float* lse,
                                        const int* meta, int B, int Tq, int Hq, int Hkv, int D, int Tmax,
                                        float scale, int gb, int bq) {
@@ -232,7 +232,7 @@ extern "C" __global__ void attn_bwd_dq(float* dq, float* dsum, const float* dout
 // dk and dv is written (0 where no query reads the key).
 //
 //	dv_j = Σ P*dout;  dk_j = scale*Σ dS*q
-extern "C" __global__ void attn_bwd_dkdv(float* dk, float* dv, const float* dout, const float* q,
+extern "C" __global__ void __launch_bounds__(128) attn_bwd_dkdv(float* dk, float* dv, const float* dout, const float* q,
                                          const float* k, const float* v, const float* lse, const float* dsum,
                                          const int* meta, int B, int Tq, int Hq, int Hkv, int D, int Tmax,
                                          float scale) {
@@ -329,7 +329,7 @@ extern "C" __global__ void attn_bwd_dkdv(float* dk, float* dv, const float* dout
 // pos[B] (validated by the host: pos+T <= Tmax, slot < S).
 //
 //	cache[((slot[b]*Tmax+pos[b]+t)*Hkv+h)*D+d] = x[((b*T+t)*Hkv+h)*D+d]
-extern "C" __global__ void kv_write(float* cache, const float* x, const int* meta, int B, int T, int Hkv, int D,
+extern "C" __global__ void __launch_bounds__(256) kv_write(float* cache, const float* x, const int* meta, int B, int T, int Hkv, int D,
                                     int Tmax) {
   const long long HD = (long long)Hkv * D;
   GRID_STRIDE(e, (long long)B * T * HD) {

@@ -221,25 +221,25 @@ __device__ __forceinline__ void attn_tc_fwd_impl(float* out, float* lse, float* 
 }
 
 // one kernel per head dim (extern "C" names for the driver and the emulator)
-extern "C" __global__ void __launch_bounds__(ATC_THREADS) attn_tc_fwd16(
+extern "C" __global__ void __launch_bounds__(128) attn_tc_fwd16(
     float* out, float* lse, float* pm, float* pl, float* po, const bf16_t* q, const bf16_t* k, const bf16_t* v,
     const int* meta, const int* kstart, const int* pages, int max_pages, int B, int Tq, int Hq, int Hkv, int Tmax,
     float scale, int gb, int bq, int split, int nc) {
   attn_tc_fwd_impl<16>(out, lse, pm, pl, po, q, k, v, meta, kstart, pages, max_pages, B, Tq, Hq, Hkv, Tmax, scale, gb, bq, split, nc);
 }
-extern "C" __global__ void __launch_bounds__(ATC_THREADS) attn_tc_fwd32(
+extern "C" __global__ void __launch_bounds__(128) attn_tc_fwd32(
     float* out, float* lse, float* pm, float* pl, float* po, const bf16_t* q, const bf16_t* k, const bf16_t* v,
     const int* meta, const int* kstart, const int* pages, int max_pages, int B, int Tq, int Hq, int Hkv, int Tmax,
     float scale, int gb, int bq, int split, int nc) {
   attn_tc_fwd_impl<32>(out, lse, pm, pl, po, q, k, v, meta, kstart, pages, max_pages, B, Tq, Hq, Hkv, Tmax, scale, gb, bq, split, nc);
 }
-extern "C" __global__ void __launch_bounds__(ATC_THREADS) attn_tc_fwd64(
+extern "C" __global__ void __launch_bounds__(128) attn_tc_fwd64(
     float* out, float* lse, float* pm, float* pl, float* po, const bf16_t* q, const bf16_t* k, const bf16_t* v,
     const int* meta, const int* kstart, const int* pages, int max_pages, int B, int Tq, int Hq, int Hkv, int Tmax,
     float scale, int gb, int bq, int split, int nc) {
   attn_tc_fwd_impl<64>(out, lse, pm, pl, po, q, k, v, meta, kstart, pages, max_pages, B, Tq, Hq, Hkv, Tmax, scale, gb, bq, split, nc);
 }
-extern "C" __global__ void __launch_bounds__(ATC_THREADS) attn_tc_fwd128(
+extern "C" __global__ void __launch_bounds__(128) attn_tc_fwd128(
     float* out, float* lse, float* pm, float* pl, float* po, const bf16_t* q, const bf16_t* k, const bf16_t* v,
     const int* meta, const int* kstart, const int* pages, int max_pages, int B, int Tq, int Hq, int Hkv, int Tmax,
     float scale, int gb, int bq, int split, int nc) {

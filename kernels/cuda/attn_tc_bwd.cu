@@ -263,46 +263,46 @@ __device__ __forceinline__ void attn_tc_bwd_dkdv_impl(float* dk, float* dv, cons
 }
 
 // one kernel per head dim (extern "C" names for the driver and the emulator)
-extern "C" __global__ void __launch_bounds__(ATC_THREADS) attn_tc_bwd_dq16(
+extern "C" __global__ void __launch_bounds__(128) attn_tc_bwd_dq16(
     float* dq, float* dsum, const bf16_t* q, const bf16_t* k, const bf16_t* v, const bf16_t* dout16, const float* dout,
     const float* out, const float* lse, const int* meta, const int* kstart, int B, int Tq, int Hq, int Hkv, int Tmax,
     float scale, int gb, int bq) {
   attn_tc_bwd_dq_impl<16>(dq, dsum, q, k, v, dout16, dout, out, lse, meta, kstart, B, Tq, Hq, Hkv, Tmax, scale, gb, bq);
 }
-extern "C" __global__ void __launch_bounds__(ATC_THREADS) attn_tc_bwd_dq32(
+extern "C" __global__ void __launch_bounds__(128) attn_tc_bwd_dq32(
     float* dq, float* dsum, const bf16_t* q, const bf16_t* k, const bf16_t* v, const bf16_t* dout16, const float* dout,
     const float* out, const float* lse, const int* meta, const int* kstart, int B, int Tq, int Hq, int Hkv, int Tmax,
     float scale, int gb, int bq) {
   attn_tc_bwd_dq_impl<32>(dq, dsum, q, k, v, dout16, dout, out, lse, meta, kstart, B, Tq, Hq, Hkv, Tmax, scale, gb, bq);
 }
-extern "C" __global__ void __launch_bounds__(ATC_THREADS) attn_tc_bwd_dq64(
+extern "C" __global__ void __launch_bounds__(128) attn_tc_bwd_dq64(
     float* dq, float* dsum, const bf16_t* q, const bf16_t* k, const bf16_t* v, const bf16_t* dout16, const float* dout,
     const float* out, const float* lse, const int* meta, const int* kstart, int B, int Tq, int Hq, int Hkv, int Tmax,
     float scale, int gb, int bq) {
   attn_tc_bwd_dq_impl<64>(dq, dsum, q, k, v, dout16, dout, out, lse, meta, kstart, B, Tq, Hq, Hkv, Tmax, scale, gb, bq);
 }
-extern "C" __global__ void __launch_bounds__(ATC_THREADS) attn_tc_bwd_dq128(
+extern "C" __global__ void __launch_bounds__(128) attn_tc_bwd_dq128(
     float* dq, float* dsum, const bf16_t* q, const bf16_t* k, const bf16_t* v, const bf16_t* dout16, const float* dout,
     const float* out, const float* lse, const int* meta, const int* kstart, int B, int Tq, int Hq, int Hkv, int Tmax,
     float scale, int gb, int bq) {
   attn_tc_bwd_dq_impl<128>(dq, dsum, q, k, v, dout16, dout, out, lse, meta, kstart, B, Tq, Hq, Hkv, Tmax, scale, gb, bq);
 }
-extern "C" __global__ void __launch_bounds__(ATC_THREADS) attn_tc_bwd_dkdv16(
+extern "C" __global__ void __launch_bounds__(128) attn_tc_bwd_dkdv16(
     float* dk, float* dv, const bf16_t* q, const bf16_t* k, const bf16_t* v, const bf16_t* dout16, const float* lse,
     const float* dsum, const int* meta, const int* kstart, int B, int Tq, int Hq, int Hkv, int Tmax, float scale) {
   attn_tc_bwd_dkdv_impl<16>(dk, dv, q, k, v, dout16, lse, dsum, meta, kstart, B, Tq, Hq, Hkv, Tmax, scale);
 }
-extern "C" __global__ void __launch_bounds__(ATC_THREADS) attn_tc_bwd_dkdv32(
+extern "C" __global__ void __launch_bounds__(128) attn_tc_bwd_dkdv32(
     float* dk, float* dv, const bf16_t* q, const bf16_t* k, const bf16_t* v, const bf16_t* dout16, const float* lse,
     const float* dsum, const int* meta, const int* kstart, int B, int Tq, int Hq, int Hkv, int Tmax, float scale) {
   attn_tc_bwd_dkdv_impl<32>(dk, dv, q, k, v, dout16, lse, dsum, meta, kstart, B, Tq, Hq, Hkv, Tmax, scale);
 }
-extern "C" __global__ void __launch_bounds__(ATC_THREADS) attn_tc_bwd_dkdv64(
+extern "C" __global__ void __launch_bounds__(128) attn_tc_bwd_dkdv64(
     float* dk, float* dv, const bf16_t* q, const bf16_t* k, const bf16_t* v, const bf16_t* dout16, const float* lse,
     const float* dsum, const int* meta, const int* kstart, int B, int Tq, int Hq, int Hkv, int Tmax, float scale) {
   attn_tc_bwd_dkdv_impl<64>(dk, dv, q, k, v, dout16, lse, dsum, meta, kstart, B, Tq, Hq, Hkv, Tmax, scale);
 }
-extern "C" __global__ void __launch_bounds__(ATC_THREADS) attn_tc_bwd_dkdv128(
+extern "C" __global__ void __launch_bounds__(128) attn_tc_bwd_dkdv128(
     float* dk, float* dv, const bf16_t* q, const bf16_t* k, const bf16_t* v, const bf16_t* dout16, const float* lse,
     const float* dsum, const int* meta, const int* kstart, int B, int Tq, int Hq, int Hkv, int Tmax, float scale) {
   attn_tc_bwd_dkdv_impl<128>(dk, dv, q, k, v, dout16, lse, dsum, meta, kstart, B, Tq, Hq, Hkv, Tmax, scale);

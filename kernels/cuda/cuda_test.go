@@ -27,12 +27,19 @@ func gpu(t testing.TB, opt Options) *Backend {
 }
 
 // TestConformanceCUDA runs the conformance suite, and the emulated tests'
-// extra shapes, on the GPU (only in a -tags argrl_cuda build).
+// extra shapes, on the GPU (only in a -tags argrl_cuda build): f32
+// ("cuda"), bf16 tensor-core GEMMs ("cuda-bf16tc") and every op with bf16
+// activations ("cuda-bf16", MatMul at bf16 tolerance by testTensorCores).
 func TestConformanceCUDA(t *testing.T) {
-	for _, opt := range []Options{{}, {BF16TensorCores: true}} {
+	for _, opt := range []Options{{}, {BF16TensorCores: true}, bf16Options} {
 		be := gpu(t, opt)
 		t.Logf("device: %s, options %+v", be.Device(), opt)
-		if opt.BF16TensorCores {
+		if opt.BF16Activations {
+			t.Run("bf16", func(t *testing.T) {
+				kerneltest.RunAllExcept(t, be, "MatMul")
+				t.Run("tensorcores", func(t *testing.T) { testTensorCores(t, be) })
+			})
+		} else if opt.BF16TensorCores {
 			t.Run("tensorcores", func(t *testing.T) { testTensorCores(t, be) })
 		} else {
 			kerneltest.RunAll(t, be)

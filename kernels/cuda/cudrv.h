@@ -49,11 +49,13 @@ typedef unsigned argrl_cublasStatus;
   X(cuStreamCreate, argrl_CUresult, (argrl_CUstream * s, unsigned flags), cuStreamCreate)              \
   X(cuStreamDestroy, argrl_CUresult, (argrl_CUstream s), cuStreamDestroy_v2)                           \
   X(cuStreamSynchronize, argrl_CUresult, (argrl_CUstream s), cuStreamSynchronize)                      \
+  X(cuStreamQuery, argrl_CUresult, (argrl_CUstream s), cuStreamQuery)                                  \
   X(cuModuleLoadDataEx, argrl_CUresult,                                                                  \
     (argrl_CUmodule * m, const void* image, unsigned n, unsigned* options, void** values), cuModuleLoadDataEx) \
   X(cuModuleUnload, argrl_CUresult, (argrl_CUmodule m), cuModuleUnload)                                \
   X(cuModuleGetFunction, argrl_CUresult, (argrl_CUfunction * f, argrl_CUmodule m, const char* name),     \
     cuModuleGetFunction)                                                                               \
+  X(cuFuncGetAttribute, argrl_CUresult, (int* v, unsigned attrib, argrl_CUfunction f), cuFuncGetAttribute) \
   X(cuLaunchKernel, argrl_CUresult,                                                                      \
     (argrl_CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,   \
      unsigned shared, argrl_CUstream s, void** params, void** extra),                                    \
@@ -95,6 +97,8 @@ ARGRL_CUBLAS_ENTRIES(ARGRL_TYPEDEF)
 #define ARGRL_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR 75
 #define ARGRL_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR 76
 #define ARGRL_CU_STREAM_NON_BLOCKING 1
+#define ARGRL_CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK 0
+#define ARGRL_CU_FUNC_ATTRIBUTE_NUM_REGS 4
 #define ARGRL_CU_JIT_ERROR_LOG_BUFFER 5
 #define ARGRL_CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES 6
 #define ARGRL_CUDA_R_32F 0
@@ -106,6 +110,7 @@ ARGRL_CUBLAS_ENTRIES(ARGRL_TYPEDEF)
 // over the resolved entry points (cgo cannot call a function pointer).
 int argrl_load_driver(const char* path, int use_gpa, int* version, char* err, size_t errlen);
 int argrl_load_cublas(const char* path, char* err, size_t errlen);
+int argrl_preload(const char* path, char* err, size_t errlen);
 const char* argrl_report_text(void);
 int argrl_entry_count(void);
 argrl_CUresult drv_init(void);
@@ -124,6 +129,8 @@ argrl_CUresult drv_sync(argrl_CUstream s);
 argrl_CUresult drv_load_module(argrl_CUmodule* m, const char* ptx, char* log, size_t loglen);
 argrl_CUresult drv_unload(argrl_CUmodule m);
 argrl_CUresult drv_function(argrl_CUfunction* f, argrl_CUmodule m, const char* name);
+argrl_CUresult drv_func_attr(int* v, unsigned attrib, argrl_CUfunction f);
+argrl_CUresult drv_stream_query(argrl_CUstream s);
 argrl_CUresult drv_launch(argrl_CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz, argrl_CUstream s, unsigned long long* vals, int n);
 argrl_CUresult drv_alloc(argrl_CUdeviceptr* p, size_t n);
 argrl_CUresult drv_free(argrl_CUdeviceptr p);

@@ -107,6 +107,20 @@ func checkSignature(kernel, sig string, args []arg) error {
 	return nil
 }
 
+// checkThreads refuses a launch of more threads per block than the kernel
+// takes: limit is its __launch_bounds__ (the emulator) or the driver's
+// CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK for the compiled function (the
+// GPU: the bounds, or fewer when the function needs many registers); 0 is
+// no limit known. A launch over it would fail on the GPU with
+// CUDA_ERROR_INVALID_VALUE, which does not say which kernel or why.
+func checkThreads(kernel string, block dim3, limit int) error {
+	if n := block.x * block.y * block.z; limit > 0 && n > limit {
+		return fmt.Errorf("kernel %s: launch of %d threads per block (block %v), but it takes at most %d (__launch_bounds__ in its .cu source, or the compiled function's MAX_THREADS_PER_BLOCK)",
+			kernel, n, block, limit)
+	}
+	return nil
+}
+
 // closedDevice stands in for a device after Backend.Close: every call fails.
 type closedDevice struct{ label string }
 

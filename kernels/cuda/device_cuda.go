@@ -15,10 +15,13 @@ import (
 	"runtime"
 	"strings"
 	"unsafe"
+
+	"github.com/argrl/argrl/kernels/cuda/cudalib"
 )
 
-// ptxFS holds the PTX gen.sh made: ptx/sm_80/*.ptx, JIT-compiled by the
-// driver for the device's architecture.
+// ptxFS holds the PTX gen.sh made: ptx/sm_80/*.ptx and ptx/sm_90/*.ptx;
+// the device loads the set pickArch chooses and the driver JIT-compiles it
+// for the device's architecture.
 //
 //go:embed ptx
 var ptxFS embed.FS
@@ -35,6 +38,7 @@ type cuDevice struct {
 	mods   []C.argrl_CUmodule
 	fns    map[string]C.argrl_CUfunction
 	sigs   map[string]string
+	limits map[string]int // the driver's MAX_THREADS_PER_BLOCK per kernel
 	blas   C.argrl_cublasHandle_t
 	label  string
 }
@@ -48,7 +52,7 @@ func newCUDADevice(ordinal int) (*cuDevice, error) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	if err := cuErr("cuInit", C.drv_init()); err != nil {
-		return nil, fmt.Errorf("cuda: %w (driver %s, CUDA %s)", err, libNames[0], cudaVersion(driverVer))
+		return nil, fmt.Errorf("cuda: %w (driver %s, CUDA %s)", err, libPath(cudalib.Driver), cudaVersion(driverVer))
 	}
 	var n C.int
 	if err := cuErr("cuDeviceGetCount", C.drv_device_count(&n)); err != nil {
@@ -57,7 +61,7 @@ func newCUDADevice(ordinal int) (*cuDevice, error) {
 	if ordinal >= int(n) {
 		return nil, fmt.Errorf("cuda: device %d requested, %d visible", ordinal, int(n))
 	}
-	d := &cuDevice{fns: map[string]C.argrl_CUfunction{}, sigs: map[string]string{}}
+	d := &cuDevice{fns: map[string]C.argrl_CUfunction{}, sigs: map[string]string{}, limits: map[string]int{}}
 	if err := cuErr("cuDeviceGet", C.drv_device(&d.dev, C.int(ordinal))); err != nil {
 		return nil, fmt.Errorf("cuda: device %d: %w", ordinal, err)
 	}
@@ -65,8 +69,9 @@ func newCUDADevice(ordinal int) (*cuDevice, error) {
 	if err := cuErr("cuDeviceGetAttribute", C.drv_capability(&major, &minor, d.dev)); err != nil {
 		return nil, fmt.Errorf("cuda: device %d: compute capability: %w", ordinal, err)
 	}
-	if major < 8 {
-		return nil, fmt.Errorf("cuda: device %d has compute capability %d.%d; argrl's kernels need 8.0 or newer", ordinal, major, minor)
+	arch, err := pickArch(int(major), int(minor))
+	if err != nil {
+		return nil, fmt.Errorf("cuda: device %d: %w", ordinal, err)
 	}
 	if err := cuErr("cuDevicePrimaryCtxRetain", C.drv_retain(&d.ctx, d.dev)); err != nil {
 		return nil, fmt.Errorf("cuda: %w", err)
@@ -83,7 +88,6 @@ func newCUDADevice(ordinal int) (*cuDevice, error) {
 	if err := cuErr("cuStreamCreate", C.drv_stream(&d.stream)); err != nil {
 		return nil, fmt.Errorf("cuda: %w", err)
 	}
-	arch := ptxArchs[0]
 	dir := fmt.Sprintf("ptx/sm_%d", arch)
 	ents, err := ptxFS.ReadDir(dir)
 	if err != nil {
@@ -100,7 +104,7 @@ func newCUDADevice(ordinal int) (*cuDevice, error) {
 	}
 	if st := C.blas_create(&d.blas, d.stream); st != 0 {
 		d.blas = nil
-		return nil, fmt.Errorf("cuda: cuBLAS (%s) init: status %d", libNames[1], int(st))
+		return nil, fmt.Errorf("cuda: cuBLAS (%s) init: status %d", libPath(cudalib.CuBLAS), int(st))
 	}
 	var name [256]C.char
 	_ = C.drv_device_name(&name[0], C.int(len(name)), d.dev)
@@ -132,7 +136,11 @@ func (d *cuDevice) loadModule(file, ptx string, major, minor int) error {
 		if err := cuErr("cuModuleGetFunction", r); err != nil {
 			return fmt.Errorf("cuda: kernel %s: %w", name, err)
 		}
-		d.fns[name], d.sigs[name] = fn, sig
+		var limit C.int
+		if err := cuErr("cuFuncGetAttribute", C.drv_func_attr(&limit, C.ARGRL_CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, fn)); err != nil {
+			return fmt.Errorf("cuda: kernel %s: MAX_THREADS_PER_BLOCK: %w", name, err)
+		}
+		d.fns[name], d.sigs[name], d.limits[name] = fn, sig, int(limit)
 	}
 	return nil
 }
@@ -208,6 +216,9 @@ func (d *cuDevice) launch(kernel string, grid, block dim3, args []arg) error {
 		return fmt.Errorf("no kernel %s in the PTX", kernel)
 	}
 	if err := checkSignature(kernel, d.sigs[kernel], args); err != nil {
+		return err
+	}
+	if err := checkThreads(kernel, block, d.limits[kernel]); err != nil {
 		return err
 	}
 	vals := make([]C.ulonglong, len(args)+1) // +1: never empty

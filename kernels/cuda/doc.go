@@ -11,10 +11,14 @@
 //	                      bf16, ldmatrix, cp.async): the only inline PTX,
 //	                      each with an emulator body (emu/tc_emu.h)
 //	attn_tc*.cu           attention on tensor cores (the bf16 modes)
-//	ptx/sm_80             PTX from gen.sh (make cuda), committed, embedded
-//	                      by the GPU build and JIT-compiled by the driver
-//	                      for the GPU at hand (Ampere, Hopper) as modules;
-//	                      ptx/SOURCES records the digest of the sources
+//	ptx/sm_80, ptx/sm_90  PTX from gen.sh (make cuda), committed, both
+//	                      embedded by the GPU build; the newest not newer
+//	                      than the GPU is JIT-compiled by the driver as
+//	                      modules (pickArch); ptx/SOURCES records the
+//	                      digest of the sources. Every kernel declares
+//	                      __launch_bounds__ as Go launches it; gen.sh
+//	                      prints ptxas's registers/smem/spills and fails
+//	                      on a spill (docs/gpu.md)
 //	backend.go, ops_*.go  the Backend: argument checks, launch shapes,
 //	matmul.go, pool.go    row-major → cuBLAS mapping, caching allocator —
 //	                      all written against the small `device` interface
@@ -30,7 +34,11 @@
 //	                      collectives run back to back on one stack); the
 //	                      result runs in a child process driven by emu.go
 //	register.go, new_*.go the backend names (below)
-//	gen.sh, gpu-check.sh  make cuda / make gpu-check (cmd/gpucheck measures)
+//	cudalib/              finds the driver, cuBLAS, cuBLASLt and NCCL files
+//	                      (pure Go, tested on fake layouts)
+//	ceilings.go           copy and bf16 GEMM rates (gpu-check's ceilings)
+//	gen.sh, gpu-check.sh  make cuda / make gpu-check (cmd/gpucheck measures);
+//	bundle.sh             make gpu-check-build (gpu-bundle/)
 //
 // The GPU code is built only with -tags argrl_cuda (not "cuda": that tag
 // switches on Gorgonia's own CUDA mode, which does not build). Without it
@@ -56,18 +64,20 @@
 //
 // bin/train-cuda links neither libcuda nor libcublas (its only NEEDED
 // library is libc, glibc ≥ 2.34 for a build on this project's Debian 12):
-// it opens libcuda.so.1 ($ARGRL_LIBCUDA overrides) and asks
+// it opens libcuda.so.1 where package cudalib finds it ($ARGRL_LIBCUDA
+// overrides) and asks
 // cuGetProcAddress — its CUDA 12 form cuGetProcAddress_v2 where the driver
-// has it — for each of the 26 driver entry points in the ABI of CUDA
+// has it — for each of the 28 driver entry points in the ABI of CUDA
 // 11.8's headers (cuMemAlloc_v2, cuStreamDestroy_v2, …), so toolkits that
 // renamed or versioned symbols since (CUDA 12's and 13's `_v2`/`_v3`/`_v4`
 // names, which gorgonia.org/cu's callers linked against) do not matter;
 // drivers older than 11.3 (no cuGetProcAddress) are served by the
 // versioned symbol names. cuBLAS is the first of libcublas.so.13, .12 and
-// .11 that opens ($ARGRL_LIBCUBLAS overrides). Supported: NVIDIA drivers
+// .11 that cudalib finds and that opens, not newer than the driver's CUDA
+// ($ARGRL_LIBCUBLAS overrides), its cuBLASLt opened first. Supported: NVIDIA drivers
 // for CUDA 11.x, 12.x and 13.x with any of those cuBLAS versions, on GPUs
 // of compute capability 8.0 or newer (Ampere, Ada, Hopper; Blackwell JITs
-// the sm_80 PTX too but is untested). Checked here by make cuda-check
+// the sm_90 PTX too but is untested). Checked here by make cuda-check
 // against the CUDA 12.2 driver library Debian ships with the 11.8 toolkit
 // (every entry point resolves, then cuInit reports no device); `train
 // gpu-info` prints what a binary resolved.

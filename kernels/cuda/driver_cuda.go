@@ -101,6 +101,16 @@ int argrl_load_cublas(const char* path, char* err, size_t errlen) {
 	return 0;
 }
 
+// argrl_preload opens a library for the ones opened after it (cuBLASLt
+// before cuBLAS, whose NEEDED entry it then satisfies by its soname).
+int argrl_preload(const char* path, char* err, size_t errlen) {
+	if (!dlopen(path, RTLD_NOW | RTLD_GLOBAL)) {
+		snprintf(err, errlen, "dlopen %s: %s", path, dlerror());
+		return 1;
+	}
+	return 0;
+}
+
 const char* argrl_report_text(void) { return argrl_report; }
 
 #define ARGRL_COUNT(name, ret, params, sym) +1
@@ -137,6 +147,8 @@ argrl_CUresult drv_load_module(argrl_CUmodule* m, const char* ptx, char* log, si
 	return D.cuModuleLoadDataEx(m, ptx, 2, opts, vals);
 }
 argrl_CUresult drv_unload(argrl_CUmodule m) { return D.cuModuleUnload(m); }
+argrl_CUresult drv_func_attr(int* v, unsigned attrib, argrl_CUfunction f) { return D.cuFuncGetAttribute(v, attrib, f); }
+argrl_CUresult drv_stream_query(argrl_CUstream s) { return D.cuStreamQuery(s); }
 argrl_CUresult drv_function(argrl_CUfunction* f, argrl_CUmodule m, const char* name) {
 	return D.cuModuleGetFunction(f, m, name);
 }
@@ -194,59 +206,120 @@ import "C"
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"unsafe"
+
+	"github.com/argrl/argrl/kernels/cuda/cudalib"
 )
 
 // Supported drivers: any NVIDIA driver for CUDA 11.x, 12.x or 13.x (a GPU
-// of compute capability 8.0 or newer; the PTX is sm_80 and the driver
-// JIT-compiles it). The binary links neither libcuda nor libcublas: it
-// opens libcuda.so.1 ($ARGRL_LIBCUDA overrides) and asks cuGetProcAddress
-// (drivers ≥ 11.3; older ones by the versioned symbol names) for each
-// entry point in its CUDA 11.8 form, so the renamed `_v2`/`_v3` symbols of
-// newer toolkits never matter; cuBLAS is the first of libcublas.so.13, .12,
-// .11 found ($ARGRL_LIBCUBLAS overrides).
+// of compute capability 8.0 or newer; the PTX is sm_80 and sm_90 and the
+// driver JIT-compiles it). The binary links neither libcuda nor libcublas:
+// package cudalib finds libcuda.so.1, cuBLAS and cuBLASLt (the loader's
+// path, /usr/local/nvidia, CUDA toolkits, python3's nvidia pip wheels;
+// $ARGRL_LIBCUDA, $ARGRL_LIBCUBLAS, $ARGRL_LIBCUBLASLT override), and the
+// driver is asked through cuGetProcAddress (drivers ≥ 11.3; older ones by
+// the versioned symbol names) for each entry point in its CUDA 11.8 form,
+// so the renamed `_v2`/`_v3` symbols of newer toolkits never matter.
 var (
 	loadOnce  sync.Once
 	loadErr   error
 	driverVer int
-	libNames  [2]string // the driver and cuBLAS files opened
+	loaded    []loadedLib // the files opened, in order
 )
 
+// loadedLib is one library file the process opened.
+type loadedLib struct {
+	lib cudalib.Lib
+	cudalib.Found
+}
+
+// Loaded describes each NVIDIA library file this process opened: its
+// kind, path, version and where it was found, one per line.
+func Loaded() string {
+	var b strings.Builder
+	for _, l := range loaded {
+		fmt.Fprintf(&b, "loaded %s: %s\n", l.lib.Name, l.Found)
+	}
+	return b.String()
+}
+
 func loadLibraries() error {
-	loadOnce.Do(func() {
-		var errBuf [1024]C.char
-		cudaPath := envOr("ARGRL_LIBCUDA", "libcuda.so.1")
-		cs := C.CString(cudaPath)
-		defer C.free(unsafe.Pointer(cs))
-		var ver C.int
-		// ARGRL_CUDA_DLSYM=1 resolves by symbol name, as for drivers
-		// before 11.3 (tests the fallback on a current driver)
-		useGPA := C.int(btoi(os.Getenv("ARGRL_CUDA_DLSYM") != "1"))
-		if C.argrl_load_driver(cs, useGPA, &ver, &errBuf[0], C.size_t(len(errBuf))) != 0 {
-			loadErr = fmt.Errorf("cuda: %s", C.GoString(&errBuf[0]))
-			return
-		}
-		driverVer, libNames[0] = int(ver), cudaPath
-		candidates := []string{"libcublas.so.13", "libcublas.so.12", "libcublas.so.11", "libcublas.so"}
-		if p := os.Getenv("ARGRL_LIBCUBLAS"); p != "" {
-			candidates = []string{p}
-		}
-		var tried []string
-		for _, p := range candidates {
-			cp := C.CString(p)
-			rc := C.argrl_load_cublas(cp, &errBuf[0], C.size_t(len(errBuf)))
-			C.free(unsafe.Pointer(cp))
-			if rc == 0 {
-				libNames[1] = p
-				return
-			}
-			tried = append(tried, C.GoString(&errBuf[0]))
-		}
-		loadErr = fmt.Errorf("cuda: no cuBLAS library (install the CUDA toolkit's libcublas, or set ARGRL_LIBCUBLAS): %s", strings.Join(tried, "; "))
-	})
+	loadOnce.Do(func() { loadErr = openLibraries(cudalib.System()) })
 	return loadErr
+}
+
+func openLibraries(env *cudalib.Env) error {
+	var errBuf [1024]C.char
+	msg := func() string { return C.GoString(&errBuf[0]) }
+	// ARGRL_CUDA_DLSYM=1 resolves by symbol name, as for drivers before
+	// 11.3 (tests the fallback on a current driver)
+	useGPA := C.int(btoi(os.Getenv("ARGRL_CUDA_DLSYM") != "1"))
+	drivers, err := env.Find(cudalib.Driver, 0)
+	if err != nil {
+		if os.Getenv(cudalib.Driver.Env) != "" {
+			return fmt.Errorf("cuda: %w", err)
+		}
+		// last resort: the dynamic loader's own search
+		drivers = []cudalib.Found{{Path: "libcuda.so.1", Where: "the dynamic loader's search"}}
+	}
+	var tried []string
+	for _, f := range drivers {
+		cs := C.CString(f.Path)
+		var ver C.int
+		rc := C.argrl_load_driver(cs, useGPA, &ver, &errBuf[0], C.size_t(len(errBuf)))
+		C.free(unsafe.Pointer(cs))
+		if rc == 0 {
+			driverVer = int(ver)
+			loaded = append(loaded, loadedLib{cudalib.Driver, f})
+			break
+		}
+		tried = append(tried, msg())
+	}
+	if driverVer == 0 {
+		return fmt.Errorf("cuda: no usable CUDA driver: %s", strings.Join(tried, "; "))
+	}
+	major := driverVer / 1000
+	blas, err := env.Find(cudalib.CuBLAS, major)
+	if err != nil {
+		return fmt.Errorf("cuda: %w", err)
+	}
+	lts, _ := env.Find(cudalib.CuBLASLt, major)
+	tried = nil
+	for _, f := range blas {
+		// cuBLAS needs the cuBLASLt of its own version: the one beside it,
+		// else the first found of that version
+		var lt *cudalib.Found
+		for i := range lts {
+			if lts[i].CUDA == f.CUDA && (lt == nil || filepath.Dir(lts[i].Path) == filepath.Dir(f.Path)) {
+				lt = &lts[i]
+			}
+		}
+		if lt != nil {
+			cl := C.CString(lt.Path)
+			rc := C.argrl_preload(cl, &errBuf[0], C.size_t(len(errBuf)))
+			C.free(unsafe.Pointer(cl))
+			if rc != 0 {
+				tried = append(tried, msg())
+				continue
+			}
+		}
+		cp := C.CString(f.Path)
+		rc := C.argrl_load_cublas(cp, &errBuf[0], C.size_t(len(errBuf)))
+		C.free(unsafe.Pointer(cp))
+		if rc == 0 {
+			if lt != nil {
+				loaded = append(loaded, loadedLib{cudalib.CuBLASLt, *lt})
+			}
+			loaded = append(loaded, loadedLib{cudalib.CuBLAS, f})
+			return nil
+		}
+		tried = append(tried, msg())
+	}
+	return fmt.Errorf("cuda: no usable cuBLAS for CUDA %s (install the CUDA toolkit's libcublas or the nvidia-cublas pip wheel, or set ARGRL_LIBCUBLAS): %s",
+		cudaVersion(driverVer), strings.Join(tried, "; "))
 }
 
 func envOr(k, def string) string {
@@ -264,10 +337,21 @@ func DriverReport() (string, error) {
 	err := loadLibraries()
 	var b strings.Builder
 	if driverVer > 0 {
-		fmt.Fprintf(&b, "driver %s: CUDA %s; cuBLAS %s\n", libNames[0], cudaVersion(driverVer), libNames[1])
+		fmt.Fprintf(&b, "driver %s: CUDA %s; cuBLAS %s\n", libPath(cudalib.Driver), cudaVersion(driverVer), libPath(cudalib.CuBLAS))
 	}
+	b.WriteString(Loaded())
 	b.WriteString(C.GoString(C.argrl_report_text()))
 	return b.String(), err
+}
+
+// libPath is the file opened for l ("-" if none).
+func libPath(l cudalib.Lib) string {
+	for _, x := range loaded {
+		if x.lib.Name == l.Name {
+			return x.Path
+		}
+	}
+	return "-"
 }
 
 // entryPoints is the number of driver and cuBLAS entry points resolved.

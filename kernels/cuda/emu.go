@@ -153,7 +153,7 @@ func emuFiles() (map[string][]byte, error) {
 	for _, f := range selftests {
 		data := files[f]
 		for _, m := range globalRE.FindAllStringSubmatch(string(data), -1) {
-			kn[f] = append(kn[f], m[1])
+			kn[f] = append(kn[f], m[2])
 		}
 	}
 	srcs := make([]string, 0, len(kn))
@@ -204,6 +204,7 @@ type emuDevice struct {
 	r      *bufio.Reader
 	stderr *tailBuffer
 	sigs   map[string]string
+	bounds map[string]int // __launch_bounds__ per kernel (0: none declared)
 	counts map[string]int // launches per kernel (for the coverage test)
 	order  int
 	seed   uint32
@@ -237,6 +238,9 @@ func startEmu(bin string, opt EmuOptions) (*emuDevice, error) {
 	}
 	d := &emuDevice{cmd: cmd, w: bufio.NewWriterSize(in, 1<<16), r: bufio.NewReaderSize(out, 1<<16),
 		stderr: &tailBuffer{max: 8192}, order: opt.Order, seed: opt.Seed, counts: map[string]int{}}
+	if d.bounds, err = kernelBounds(); err != nil {
+		return nil, err
+	}
 	cmd.Stderr = d.stderr
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("cuda emulator: start: %w", err)
@@ -388,6 +392,10 @@ func (d *emuDevice) launch(kernel string, grid, block dim3, args []arg) error {
 	}
 	if block.x%32 != 0 || block.y != 1 || block.z != 1 {
 		return fmt.Errorf("kernel %s: block %v is not a whole number of warps in x", kernel, block)
+	}
+	// as the GPU launcher does with the driver's MAX_THREADS_PER_BLOCK
+	if err := checkThreads(kernel, block, d.bounds[kernel]); err != nil {
+		return err
 	}
 	d.counts[kernel]++
 	d.u32(opLaunch)

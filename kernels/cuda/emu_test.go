@@ -60,6 +60,12 @@ func TestEmulatedKernels(t *testing.T) {
 	run("conformance/forward", EmuOptions{}, runAll)
 	run("conformance/reverse", EmuOptions{Order: 1}, runAll)
 	run("conformance/shuffled-asan", EmuOptions{Order: 2, Seed: 11, ASan: true}, runAll)
+	// cuda-bf16: every op with bf16 activations; its GEMMs are bf16 tensor
+	// cores, checked at bf16 tolerance by testTensorCores instead of MatMul
+	run("conformance/bf16", EmuOptions{Options: bf16Options}, func(t *testing.T, be *Backend) {
+		kerneltest.RunAllExcept(t, be, "MatMul")
+		t.Run("tensorcores", func(t *testing.T) { testTensorCores(t, be) })
+	})
 	for i, order := range []string{"forward", "reverse", "shuffled"} {
 		run("shapes/"+order, EmuOptions{Order: i, Seed: 5}, testShapes)
 	}

@@ -50,7 +50,7 @@ rc=$?
 set -e
 echo "$info" | sed 's/^/  /'
 if ((rc != 0)); then
-	if grep -q "dlopen libcuda" <<<"$info"; then
+	if grep -qE "no usable CUDA driver|no CUDA driver library" <<<"$info"; then
 		echo "link-check: no CUDA driver library on this machine; start not checked"
 	elif grep -q "cuInit: CUDA_ERROR_NO_DEVICE" <<<"$info"; then
 		echo "link-check: $bin resolved every entry point and stopped at cuInit: no GPU here"
@@ -59,7 +59,7 @@ if ((rc != 0)); then
 		exit 1
 	fi
 fi
-if ! grep -q "dlopen libcuda" <<<"$info"; then
+if ! grep -qE "no usable CUDA driver|no CUDA driver library" <<<"$info"; then
 	set +e
 	fb=$(ARGRL_CUDA_DLSYM=1 "$bin" gpu-info 2>&1)
 	set -e

@@ -102,12 +102,12 @@ __device__ __forceinline__ void logprobs_fwd_impl(float* lp, float* lse, float* 
   }
 }
 
-extern "C" __global__ void logprobs_fwd(float* lp, float* lse, float* ent, const float* logits,
+extern "C" __global__ void __launch_bounds__(1024) logprobs_fwd(float* lp, float* lse, float* ent, const float* logits,
                                         const int* targets, int N, int V, int want_ent) {
   logprobs_fwd_impl(lp, lse, ent, logits, targets, N, V, want_ent);
 }
 
-extern "C" __global__ void logprobs_fwd_bf16(float* lp, float* lse, float* ent, const bf16_t* logits,
+extern "C" __global__ void __launch_bounds__(1024) logprobs_fwd_bf16(float* lp, float* lse, float* ent, const bf16_t* logits,
                                              const int* targets, int N, int V, int want_ent) {
   logprobs_fwd_impl(lp, lse, ent, logits, targets, N, V, want_ent);
 }
@@ -129,12 +129,12 @@ __device__ __forceinline__ void logprobs_bwd_impl(float* dlogits, const float* d
   }
 }
 
-extern "C" __global__ void logprobs_bwd(float* dlogits, const float* dlp, const float* logits, const float* lse,
+extern "C" __global__ void __launch_bounds__(256) logprobs_bwd(float* dlogits, const float* dlp, const float* logits, const float* lse,
                                         const int* targets, int N, int V) {
   logprobs_bwd_impl(dlogits, dlp, logits, lse, targets, N, V);
 }
 
-extern "C" __global__ void logprobs_bwd_bf16(float* dlogits, const float* dlp, const bf16_t* logits, const float* lse,
+extern "C" __global__ void __launch_bounds__(256) logprobs_bwd_bf16(float* dlogits, const float* dlp, const bf16_t* logits, const float* lse,
                                              const int* targets, int N, int V) {
   logprobs_bwd_impl(dlogits, dlp, logits, lse, targets, N, V);
 }

@@ -3,7 +3,7 @@
 #include "common.cuh"
 
 // swiglu_fwd: out = silu(gate)*up, silu(g) = g/(1+e^-g). out may alias.
-extern "C" __global__ void swiglu_fwd(float* out, const float* gate, const float* up, long long n) {
+extern "C" __global__ void __launch_bounds__(256) swiglu_fwd(float* out, const float* gate, const float* up, long long n) {
   GRID_STRIDE(i, n) {
     float g = gate[i];
     out[i] = g / (1.f + expf(-g)) * up[i];
@@ -11,7 +11,7 @@ extern "C" __global__ void swiglu_fwd(float* out, const float* gate, const float
 }
 
 // swiglu_bwd: s = sigmoid(g); dgate = dout*up*s*(1+g*(1-s)); dup = dout*g*s.
-extern "C" __global__ void swiglu_bwd(float* dgate, float* dup, const float* dout, const float* gate,
+extern "C" __global__ void __launch_bounds__(256) swiglu_bwd(float* dgate, float* dup, const float* dout, const float* gate,
                                       const float* up, long long n) {
   GRID_STRIDE(i, n) {
     float g = gate[i], u = up[i], d = dout[i];

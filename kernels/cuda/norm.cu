@@ -5,7 +5,7 @@
 // rmsnorm_fwd: one block per row n (grid N).
 //
 //	rstd[n] = 1/sqrt(mean_c x[n,c]^2 + eps); out[n,c] = x[n,c]*rstd[n]*w[c]
-extern "C" __global__ void rmsnorm_fwd(float* out, float* rstd, const float* x, const float* w,
+extern "C" __global__ void __launch_bounds__(1024) rmsnorm_fwd(float* out, float* rstd, const float* x, const float* w,
                                        int N, int C, float eps) {
   int n = blockIdx.x;
   const float* xr = x + (long long)n * C;
@@ -26,7 +26,7 @@ extern "C" __global__ void rmsnorm_fwd(float* out, float* rstd, const float* x, 
 //
 //	dot = Σ_c dout[n,c]*w[c]*x[n,c]
 //	dx[n,c] = r*w[c]*dout[n,c] - x[n,c]*r^3*dot/C
-extern "C" __global__ void rmsnorm_bwd_dx(float* dx, const float* dout, const float* x, const float* w,
+extern "C" __global__ void __launch_bounds__(1024) rmsnorm_bwd_dx(float* dx, const float* dout, const float* x, const float* w,
                                           const float* rstd, int N, int C) {
   int n = blockIdx.x;
   long long off = (long long)n * C;
@@ -42,7 +42,7 @@ extern "C" __global__ void rmsnorm_bwd_dx(float* dx, const float* dout, const fl
 // [y*R, min(N,(y+1)*R)) of dout*x*rstd for its columns into partial[y, c].
 // sum_rows_partial over the P partial rows then gives dw (deterministic: no
 // atomics).
-extern "C" __global__ void rmsnorm_bwd_dw_partial(float* partial, const float* dout, const float* x,
+extern "C" __global__ void __launch_bounds__(256) rmsnorm_bwd_dw_partial(float* partial, const float* dout, const float* x,
                                                   const float* rstd, int N, int C, int R) {
   int c = blockIdx.x * blockDim.x + threadIdx.x;
   if (c >= C) return;

@@ -6,7 +6,7 @@
 // its pair before writing it). inverse != 0 rotates by -angle (backward).
 //
 //	out[i] = x[i]*cos - x[i+D/2]*sin;  out[i+D/2] = x[i+D/2]*cos + x[i]*sin
-extern "C" __global__ void rope(float* out, const float* x, const float* cos_t, const float* sin_t,
+extern "C" __global__ void __launch_bounds__(256) rope(float* out, const float* x, const float* cos_t, const float* sin_t,
                                 const int* pos, int N, int H, int D, int inverse) {
   int half = D / 2;
   GRID_STRIDE(idx, (long long)N * H * half) {

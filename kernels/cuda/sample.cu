@@ -76,7 +76,7 @@ __device__ unsigned long long sample_mass(const float* row, int V, float m, floa
 // (argmax, lowest id on ties). Otherwise keep the top-k (topk in (0,V)),
 // then the shortest prefix holding topp of the kept mass (topp in (0,1)),
 // and return the first kept element whose cumulative mass exceeds u·total.
-extern "C" __global__ void sample_rows(int* ids, const float* logits, const float* u, int N, int V, float invT,
+extern "C" __global__ void __launch_bounds__(1024) sample_rows(int* ids, const float* logits, const float* u, int N, int V, float invT,
                                        int greedy, int topk, float topp) {
   const int n = blockIdx.x;
   const float* row = logits + (long long)n * V;

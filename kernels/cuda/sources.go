@@ -4,9 +4,11 @@ import (
 	"crypto/sha256"
 	"embed"
 	"encoding/hex"
+	"fmt"
 	"io/fs"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -53,7 +55,10 @@ func sourcesDigest() (string, error) {
 	return hex.EncodeToString(s[:]), nil
 }
 
-var globalRE = regexp.MustCompile(`extern "C" __global__ void (?:__launch_bounds__\([^)]*\)\s*)?([A-Za-z_][A-Za-z0-9_]*)\(`)
+// globalRE matches a kernel's declaration: `extern "C" __global__ void`,
+// its __launch_bounds__ (the most threads per block it is launched with;
+// every kernel of kernels/cuda/*.cu declares one), its name.
+var globalRE = regexp.MustCompile(`extern "C" __global__ void (?:__launch_bounds__\(\s*([0-9]+)[^)]*\)\s+)?([A-Za-z_][A-Za-z0-9_]*)\(`)
 
 // kernelNames lists every kernel (extern "C" __global__ function) per
 // source file, in file order.
@@ -72,7 +77,37 @@ func kernelNames() (map[string][]string, error) {
 			return nil, err
 		}
 		for _, m := range globalRE.FindAllStringSubmatch(string(data), -1) {
-			out[n] = append(out[n], m[1])
+			out[n] = append(out[n], m[2])
+		}
+	}
+	return out, nil
+}
+
+// kernelBounds maps each kernel of the PTX sources to the thread count of
+// its __launch_bounds__ (0 for a kernel that declares none, which
+// TestLaunchBounds and make cuda-check refuse).
+func kernelBounds() (map[string]int, error) {
+	names, err := cudaSources()
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]int{}
+	for _, n := range names {
+		if !strings.HasSuffix(n, ".cu") {
+			continue
+		}
+		data, err := kernelSources.ReadFile(n)
+		if err != nil {
+			return nil, err
+		}
+		for _, m := range globalRE.FindAllStringSubmatch(string(data), -1) {
+			b := 0
+			if m[1] != "" {
+				if b, err = strconv.Atoi(m[1]); err != nil {
+					return nil, fmt.Errorf("%s: kernel %s: launch bounds %q: %w", n, m[2], m[1], err)
+				}
+			}
+			out[m[2]] = b
 		}
 	}
 	return out, nil

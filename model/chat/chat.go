@@ -126,6 +126,15 @@ func (r Rendered) Encode(tok *tokenizer.Tokenizer) Encoded {
 	return e
 }
 
+// goldText is the assistant text SFT trains on: the plain-chat record's
+// response, else the gold calls in format f.
+func goldText(rec data.Record, f format.Format) string {
+	if rec.PlainChat() {
+		return rec.Response
+	}
+	return f.Render(rec.Calls, rec.Tools)
+}
+
 // Debug renders rec with its target and returns the text for a human: the
 // prompt and the target under headers (the --debug-template flag).
 func Debug(t Template, rec data.Record, f format.Format) (string, error) {

@@ -108,7 +108,7 @@ func (l *llama) Render(rec data.Record, f format.Format, withTarget bool) (Rende
 	b.WriteString(header("assistant"))
 	r := Rendered{Prompt: b.String()}
 	if withTarget {
-		r.Target = f.Render(rec.Calls, rec.Tools) + "<|eot_id|>"
+		r.Target = goldText(rec, f) + "<|eot_id|>"
 	}
 	r.Text = r.Prompt + r.Target
 	return r, nil

@@ -99,7 +99,7 @@ func (q *qwen) Render(rec data.Record, f format.Format, withTarget bool) (Render
 	}
 	r := Rendered{Prompt: b.String()}
 	if withTarget {
-		r.Target = f.Render(rec.Calls, rec.Tools) + "<|im_end|>"
+		r.Target = goldText(rec, f) + "<|im_end|>"
 	}
 	r.Text = r.Prompt + r.Target
 	return r, nil

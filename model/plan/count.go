@@ -143,7 +143,29 @@ func Step(s Shape, g GPU, w Work) (*Plan, error) {
 		return nil, err
 	}
 	p.Targets = targets(s, g)
+	p.Predicted = predicted(s, g, p)
 	return p, nil
+}
+
+// predicted evaluates the model at gpu-check's measurements.
+func predicted(s Shape, g GPU, p *Plan) map[string]float64 {
+	m := map[string]float64{"copy_gb_s": g.CopyGBps, "gemm_bf16_tflops": g.GEMMTFLOPS, "ratio_dev_first": 0}
+	if p.Work.Algo == "grpo" {
+		m["grpo_step_s"] = p.Seconds
+	}
+	for _, B := range []int64{64, 256} {
+		const ctx = 1536
+		keys := float64(B) * ctx
+		ph := g.phase(Phase{GEMMFLOPs: s.GEMMForward(B, B, s.R > 0), AttnFLOPs: s.AttnForward(keys),
+			WeightBytes: s.WeightBytes(), KVBytes: keys * s.KVBytesPerKey(), ActBytes: float64(B) * s.ElemBytesForward(true)})
+		m[fmt.Sprintf("decode_b%d_tok_s", B)] = float64(B) / ph.Seconds
+	}
+	for _, T := range []int{1024, 1536} {
+		if sft, err := step(s, g, Work{Algo: "sft", Seqs: 8, SeqLen: T, MicroBatch: 8}); err == nil {
+			m[fmt.Sprintf("sft_t%d_tok_s", T)] = float64(8*T) / sft.Seconds
+		}
+	}
+	return m
 }
 
 func step(s Shape, g GPU, w Work) (*Plan, error) {

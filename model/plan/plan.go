@@ -149,6 +149,11 @@ type Plan struct {
 	// MFU = FLOPs / (Seconds · PeakTFLOPS), counting the FLOPs the step does.
 	MFU     float64  `json:"mfu"`
 	Targets []Target `json:"targets"`
+	// Predicted holds the figures make gpu-check measures, by its row keys
+	// (docs/gpu.md): ceilings, decode tokens/s at B = 64 and 256 with a
+	// 1,536-token context, LoRA SFT tokens/s at T = 1,024 and 1,536 (8
+	// sequences), this step's seconds, and ρ − 1 (0 by design).
+	Predicted map[string]float64 `json:"predicted"`
 }
 
 // Target is one of issue 32's targets as the model predicts it.

@@ -114,6 +114,16 @@ func TestQwen7BShape(t *testing.T) {
 	if p.MFU <= 0 || p.MFU >= 1 || len(p.Targets) != 3 {
 		t.Errorf("MFU %v, %d targets", p.MFU, len(p.Targets))
 	}
+	// gpu-check's keys (docs/gpu.md): every one it can fill from the model
+	for _, k := range []string{"copy_gb_s", "gemm_bf16_tflops", "decode_b64_tok_s", "decode_b256_tok_s", "sft_t1024_tok_s",
+		"sft_t1536_tok_s", "grpo_step_s", "ratio_dev_first"} {
+		if v, ok := p.Predicted[k]; !ok || v < 0 || (k != "ratio_dev_first" && v == 0) {
+			t.Errorf("predicted %s = %v (present %v)", k, v, ok)
+		}
+	}
+	if p.Predicted["grpo_step_s"] != p.Seconds || !(p.Predicted["decode_b256_tok_s"] > p.Predicted["decode_b64_tok_s"]) {
+		t.Errorf("predicted %v", p.Predicted)
+	}
 }
 
 func TestBadInput(t *testing.T) {

@@ -182,7 +182,7 @@ func (c *Checkpointer) repair() error {
 
 // Save writes s as step-NNNNNN (NNNNNN = s.State.Step) by the protocol in
 // the file header and returns the checkpoint's directory.
-func (c *Checkpointer) Save(s Snapshot) (string, error) {
+func (c *Checkpointer) Save(s Snapshot) (_ string, err error) {
 	name := StepName(s.State.Step)
 	tmp, err := atomicfile.MkdirTemp(c.dir, ".tmp-"+name+"-*")
 	if err != nil {
@@ -191,7 +191,9 @@ func (c *Checkpointer) Save(s Snapshot) (string, error) {
 	ok := false
 	defer func() {
 		if !ok {
-			os.RemoveAll(tmp)
+			if rerr := os.RemoveAll(tmp); rerr != nil {
+				err = errors.Join(err, fmt.Errorf("checkpoint %s: removing %s: %w", name, tmp, rerr))
+			}
 		}
 	}()
 	if s.Model != nil {
@@ -411,10 +413,17 @@ func (c *Checkpointer) Resume(from string, fallback bool, warn io.Writer) (*Chec
 		}
 	}
 	if name == "" {
-		if names, _ := c.List(); len(names) == 0 || !fallback {
+		names, err := c.List()
+		if err != nil {
+			return nil, fmt.Errorf("resume: %w", err)
+		}
+		if len(names) == 0 || !fallback {
 			return nil, fmt.Errorf("resume: %s has no complete checkpoint (no %s file); start without --resume", c.dir, LatestFile)
 		}
 	} else {
+		if _, err := os.Stat(filepath.Join(c.dir, name)); errors.Is(err, fs.ErrNotExist) && !fallback {
+			return nil, c.missing(name)
+		}
 		ck, err := c.Open(name)
 		if err == nil {
 			return ck, nil
@@ -442,6 +451,24 @@ func (c *Checkpointer) Resume(from string, fallback bool, warn io.Writer) (*Chec
 		fmt.Fprintf(warn, "resume: skipping %s: %v\n", names[i], err)
 	}
 	return nil, fmt.Errorf("resume: no complete checkpoint in %s", c.dir)
+}
+
+// missing is the error for a checkpoint name with no directory: it lists
+// the checkpoints there are.
+func (c *Checkpointer) missing(name string) error {
+	names, err := c.List()
+	if err != nil {
+		return fmt.Errorf("resume: no checkpoint %s in %s (%w)", name, c.dir, err)
+	}
+	if len(names) == 0 {
+		return fmt.Errorf("resume: no checkpoint %s in %s: it holds no checkpoint; start without --resume", name, c.dir)
+	}
+	latest, _ := c.Latest()
+	have := strings.Join(names, ", ")
+	if latest != "" {
+		have += " (latest: " + latest + ")"
+	}
+	return fmt.Errorf("resume: no checkpoint %s in %s; it holds %s: name one of them with --resume-from, or give --resume for the latest", name, c.dir, have)
 }
 
 // PutRNG stores the state of the random stream r under name.

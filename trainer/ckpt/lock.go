@@ -11,8 +11,10 @@ package ckpt
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -45,20 +47,22 @@ func LockRun(dir string) (*Lock, error) {
 		}
 	}
 	if err != nil {
-		f.Close()
+		cerr := f.Close()
 		if errors.Is(err, unix.EWOULDBLOCK) {
-			return nil, fmt.Errorf("run directory %s is in use by another train process (%s); wait for it to end, stop it, or choose another run.dir", dir, holder(p))
+			return nil, errors.Join(fmt.Errorf("run directory %s is in use by another train process (%s); wait for it to end, stop it, or choose another run.dir", dir, holder(p)), cerr)
 		}
-		return nil, fmt.Errorf("lock %s: %w", p, err)
+		return nil, errors.Join(fmt.Errorf("lock %s: %w", p, err), cerr)
 	}
-	host, _ := os.Hostname()
+	host, herr := os.Hostname()
+	if herr != nil {
+		host = fmt.Sprintf("unknown (%v)", herr)
+	}
 	info := fmt.Sprintf("pid %d on host %s since %s\n", os.Getpid(), host, time.Now().Format(time.RFC3339))
 	if err := f.Truncate(0); err == nil {
 		_, err = f.WriteAt([]byte(info), 0)
 	}
 	if err != nil {
-		f.Close()
-		return nil, fmt.Errorf("lock %s: %w", p, err)
+		return nil, errors.Join(fmt.Errorf("lock %s: %w", p, err), f.Close())
 	}
 	return &Lock{f: f}, nil
 }
@@ -81,4 +85,29 @@ func (l *Lock) Unlock() error {
 	err := l.f.Close()
 	l.f = nil
 	return err
+}
+
+// MkdirNew makes dir and its missing parents and returns the directories
+// it created, parents first (those made before an error too), so that a
+// failed start can remove them again.
+func MkdirNew(dir string) ([]string, error) {
+	var missing []string
+	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
+		if _, err := os.Stat(d); err == nil || !errors.Is(err, fs.ErrNotExist) {
+			break
+		}
+		missing = append(missing, d)
+		if filepath.Dir(d) == d {
+			break
+		}
+	}
+	slices.Reverse(missing)
+	err := os.MkdirAll(dir, atomicfile.DirMode)
+	var made []string
+	for _, d := range missing {
+		if _, serr := os.Stat(d); serr == nil {
+			made = append(made, d)
+		}
+	}
+	return made, err
 }

@@ -25,12 +25,16 @@ func SaveOptimizer(path string, o optim.Optimizer) error {
 }
 
 // LoadOptimizer restores o from a file written by SaveOptimizer.
-func LoadOptimizer(path string, o optim.Optimizer) error {
+func LoadOptimizer(path string, o optim.Optimizer) (err error) {
 	f, err := safetensors.Open(path)
 	if err != nil {
 		return fmt.Errorf("optimizer: %w", err)
 	}
-	defer f.Close()
+	defer func() {
+		if cerr := f.Close(); cerr != nil && err == nil {
+			err = fmt.Errorf("optimizer: %w", cerr)
+		}
+	}()
 	st := optim.State{Scalars: f.Metadata()}
 	for _, name := range f.Names() {
 		b, info, err := f.Bytes(name)

@@ -32,12 +32,16 @@ func WriteParams(be kernels.Backend, path string, params []*model.Param) error {
 
 // ReadParams loads every param's value from a file written by WriteParams;
 // names and shapes must match.
-func ReadParams(be kernels.Backend, path string, params []*model.Param) error {
+func ReadParams(be kernels.Backend, path string, params []*model.Param) (err error) {
 	f, err := safetensors.Open(path)
 	if err != nil {
 		return fmt.Errorf("read params: %w", err)
 	}
-	defer f.Close()
+	defer func() {
+		if cerr := f.Close(); cerr != nil && err == nil {
+			err = fmt.Errorf("read params: %w", cerr)
+		}
+	}()
 	for _, p := range params {
 		host, info, err := f.Float32(p.Name)
 		if err != nil {

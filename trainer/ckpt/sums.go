@@ -46,7 +46,7 @@ func syncDir(dir string) error { return atomicfile.SyncDir(dir) }
 // linkOrCopy hard-links src to dst, or copies and fsyncs it when links
 // are not possible. Checkpoint files are never modified in place, so a
 // link is as good as a copy.
-func linkOrCopy(src, dst string) error {
+func linkOrCopy(src, dst string) (err error) {
 	if err := os.Link(src, dst); err == nil {
 		return nil
 	}
@@ -54,18 +54,20 @@ func linkOrCopy(src, dst string) error {
 	if err != nil {
 		return err
 	}
-	defer in.Close()
+	defer func() {
+		if cerr := in.Close(); cerr != nil && err == nil {
+			err = fmt.Errorf("copy: %w", cerr)
+		}
+	}()
 	out, err := os.OpenFile(dst, os.O_CREATE|os.O_EXCL|os.O_WRONLY, atomicfile.FileMode)
 	if err != nil {
 		return err
 	}
 	if _, err := io.Copy(out, in); err != nil {
-		out.Close()
-		return err
+		return errors.Join(err, out.Close())
 	}
 	if err := out.Sync(); err != nil {
-		out.Close()
-		return err
+		return errors.Join(err, out.Close())
 	}
 	return out.Close()
 }

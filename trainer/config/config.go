@@ -7,9 +7,11 @@ package config
 
 import (
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 
+	"github.com/argrl/argrl/data"
 	"github.com/argrl/argrl/env"
 	"github.com/argrl/argrl/model"
 	"github.com/argrl/argrl/reward"
@@ -53,6 +55,12 @@ type Config struct {
 	Init            InitConfig            `yaml:"init"`
 	Checkpoint      CheckpointConfig      `yaml:"checkpoint"`
 	Dist            DistConfig            `yaml:"dist"`
+
+	// origins says where Load found each key it did not leave at its
+	// default ("FILE:LINE", "--set KEY", "ARGRL_…"; nil: none), and file
+	// is the config file's name: Validate's errors blame them.
+	origins map[string]string
+	file    string
 }
 
 // RunConfig names the run directory and its seed.
@@ -96,6 +104,13 @@ type DataConfig struct {
 	Train string `yaml:"train"`
 	Val   string `yaml:"val"`
 	Test  string `yaml:"test"`
+	// TrainSplit, ValSplit and TestSplit select the records of train, val
+	// and test by their "split" field (train, validation or test; "" for
+	// none), as a "#split=NAME" suffix on the path does. A file whose
+	// records carry a split is refused without a selection (data.ReadTraining).
+	TrainSplit string `yaml:"train_split"`
+	ValSplit   string `yaml:"val_split"`
+	TestSplit  string `yaml:"test_split"`
 	// ValMax caps the validation records scored at each evaluation (0: all).
 	ValMax int `yaml:"val_max"`
 	// BucketWindow: records are sorted by length within windows of this
@@ -337,19 +352,48 @@ func Default() Config {
 }
 
 // Load returns Default() overridden by the file, ARGRL_* env and sets, then
-// validated.
+// the LoRA shape of a trainable init.adapter (adapter.go), then validated.
+// An invalid value is blamed on the source that gave it: FILE:LINE, the
+// --set flag or the ARGRL_ variable.
 func Load(path string, sets []string) (Config, error) {
+	c, _, err := load(path, sets)
+	return c, err
+}
+
+// load is Load, also returning where each key came from (loadInto).
+func load(path string, sets []string) (Config, map[string]string, error) {
+	var src []byte
+	if path != "" {
+		var err error
+		if src, err = os.ReadFile(path); err != nil {
+			return Default(), nil, fmt.Errorf("config: %w", err)
+		}
+		if src == nil {
+			src = []byte{}
+		}
+	}
+	return loadSource(path, src, sets, true)
+}
+
+// loadSource is load from YAML bytes named name (nil: none), with or
+// without the ARGRL_ environment.
+func loadSource(name string, src []byte, sets []string, env bool) (Config, map[string]string, error) {
 	c := Default()
-	if err := loadInto(&c, path, sets); err != nil {
-		return c, err
+	origins, err := loadInto(&c, name, src, sets, env)
+	if err != nil {
+		return c, nil, err
+	}
+	if len(origins) > 0 {
+		c.origins = origins
+	}
+	c.file = name
+	if err := c.adoptAdapter(); err != nil {
+		return c, nil, err
 	}
 	if err := c.Validate(); err != nil {
-		if path != "" {
-			return c, fmt.Errorf("%s: %w", path, err)
-		}
-		return c, err
+		return c, nil, err
 	}
-	return c, nil
+	return c, origins, nil
 }
 
 // Validate checks values that a type cannot express, naming the key and
@@ -422,6 +466,12 @@ func (c *Config) Validate() error {
 	if c.Checkpoint.Every < 0 || c.Checkpoint.KeepLast < 0 || c.Data.BucketWindow < 0 {
 		errs = append(errs, "keys \"checkpoint.every\", \"checkpoint.keep_last\" and \"data.bucket_window\" must be ≥ 0")
 	}
+	for i, v := range []string{c.Data.TrainSplit, c.Data.ValSplit, c.Data.TestSplit} {
+		if v != "" && !slices.Contains(data.Splits, v) {
+			key := []string{"data.train_split", "data.val_split", "data.test_split"}[i]
+			errs = append(errs, fmt.Sprintf("key %q: must be train, validation or test (or empty), got %q", key, v))
+		}
+	}
 	if c.Dist.Shares < 0 || !(c.Dist.TimeoutS > 0) {
 		errs = append(errs, fmt.Sprintf("keys \"dist.shares\" (≥ 0, 0: one per rank) and \"dist.timeout_s\" (> 0): got %d and %v", c.Dist.Shares, c.Dist.TimeoutS))
 	}
@@ -431,7 +481,7 @@ func (c *Config) Validate() error {
 		}
 	}
 	if len(errs) > 0 {
-		return fmt.Errorf("invalid config: %s", strings.Join(errs, "; "))
+		return blame(fmt.Errorf("invalid config: %s", strings.Join(errs, "; ")), c.file, c.origins)
 	}
 	return nil
 }

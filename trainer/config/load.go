@@ -26,9 +26,12 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"reflect"
+	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/go-viper/mapstructure/v2"
@@ -42,47 +45,69 @@ const EnvPrefix = "ARGRL"
 // ignoredEnv are ARGRL_ variables that are not config keys.
 var ignoredEnv = map[string]bool{"ARGRL_CACHE": true, "ARGRL_LONG": true}
 
-// loadInto fills dst (a pointer to a struct holding the defaults) from the
-// YAML file at path (may be empty), then the environment, then sets
-// ("a.b=c"), through viper (see the file header).
-func loadInto(dst any, path string, sets []string) error {
+// loadInto fills dst (a pointer to a struct holding the defaults) from
+// the YAML src (named name in errors; nil: no file), then the environment
+// (when env), then sets ("a.b=c"), through viper (see the file header). It
+// returns where each key it set came from: "FILE:LINE", "--set KEY" or the
+// ARGRL_ variable (a key left at its default is absent).
+func loadInto(dst any, name string, src []byte, sets []string, env bool) (map[string]string, error) {
 	rv := reflect.ValueOf(dst).Elem()
 	t := rv.Type()
 	v := viper.New()
-	v.SetEnvPrefix(EnvPrefix)
-	v.SetEnvKeyReplacer(strings.NewReplacer(".", "_"))
-	v.AutomaticEnv()
+	if env {
+		v.SetEnvPrefix(EnvPrefix)
+		v.SetEnvKeyReplacer(strings.NewReplacer(".", "_"))
+		v.AutomaticEnv()
+	}
 	for k, val := range leafValues(rv, "") {
 		v.SetDefault(k, val)
 	}
-	if path != "" {
-		src, err := os.ReadFile(path)
+	origins := map[string]string{}
+	if src != nil {
+		vals, err := decodeFile(t, name, src)
 		if err != nil {
-			return fmt.Errorf("config: %w", err)
-		}
-		vals, err := decodeFile(t, path, src)
-		if err != nil {
-			return err
+			return nil, err
 		}
 		if err := v.MergeConfigMap(nested(vals)); err != nil {
-			return fmt.Errorf("config: %s: %w", path, err)
+			return nil, fmt.Errorf("config: %s: %w", name, err)
+		}
+		lines := map[string]int{}
+		var doc yaml.Node
+		if yaml.Unmarshal(src, &doc) == nil && len(doc.Content) > 0 {
+			keyLines(doc.Content[0], "", lines)
+		}
+		for k := range vals {
+			origins[k] = name
+			for p := k; p != ""; p = parentKey(p) {
+				if l, ok := lines[p]; ok {
+					origins[k] = fmt.Sprintf("%s:%d", name, l)
+					break
+				}
+			}
 		}
 	}
-	if err := checkEnv(t, v.AllKeys()); err != nil {
-		return err
+	if env {
+		set, err := checkEnv(t, v.AllKeys())
+		if err != nil {
+			return nil, err
+		}
+		for k, name := range set {
+			origins[k] = name
+		}
 	}
 	for _, s := range sets {
 		k, val, ok := strings.Cut(s, "=")
 		k = strings.TrimSpace(k)
 		if !ok || k == "" {
-			return fmt.Errorf("--set %q: want key=value", s)
+			return nil, fmt.Errorf("--set %q: want key=value", s)
 		}
 		vals, err := decodeValue(t, k, val, "--set "+k)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		for lk, lv := range vals {
 			v.Set(lk, lv)
+			origins[lk] = "--set " + k
 		}
 	}
 	out := reflect.New(t)
@@ -91,10 +116,34 @@ func loadInto(dst any, path string, sets []string) error {
 		dc.WeaklyTypedInput = false
 		dc.DecodeHook = yamlHook
 	}); err != nil {
-		return fmt.Errorf("config: %w", err)
+		return nil, fmt.Errorf("config: %w", err)
 	}
 	rv.Set(out.Elem())
-	return nil
+	return origins, nil
+}
+
+// keyLines records the line of every key of the mapping n (nested keys
+// dotted below prefix).
+func keyLines(n *yaml.Node, prefix string, lines map[string]int) {
+	if n.Kind != yaml.MappingNode {
+		return
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k := joinKey(prefix, n.Content[i].Value)
+		if _, seen := lines[k]; !seen {
+			lines[k] = n.Content[i].Line
+		}
+		keyLines(n.Content[i+1], k, lines)
+	}
+}
+
+// parentKey is "a.b" for "a.b.c" and "" for "a".
+func parentKey(k string) string {
+	i := strings.LastIndexByte(k, '.')
+	if i < 0 {
+		return ""
+	}
+	return k[:i]
 }
 
 // yamlHook decodes a string (an environment value) for a key of another
@@ -112,26 +161,29 @@ func yamlHook(from, to reflect.Value) (any, error) {
 
 // checkEnv decodes every ARGRL_ variable that sets one of keys, in key
 // order, and refuses one that names no key, so a typo never passes
-// silently. An empty variable is unset, as viper treats it.
-func checkEnv(t reflect.Type, keys []string) error {
+// silently. An empty variable is unset, as viper treats it. It returns
+// the keys set, each with its variable's name.
+func checkEnv(t reflect.Type, keys []string) (map[string]string, error) {
 	sort.Strings(keys)
 	known := map[string]bool{}
+	set := map[string]string{}
 	for _, k := range keys {
 		env := envName(k)
 		known[env] = true
 		if val := os.Getenv(env); val != "" {
 			if _, err := decodeValue(t, k, val, env); err != nil {
-				return err
+				return nil, err
 			}
+			set[k] = env
 		}
 	}
 	for _, kv := range os.Environ() {
 		name, _, _ := strings.Cut(kv, "=")
 		if strings.HasPrefix(name, EnvPrefix+"_") && !known[name] && !ignoredEnv[name] {
-			return fmt.Errorf("environment: %s names no config key", name)
+			return nil, fmt.Errorf("environment: %s names no config key", name)
 		}
 	}
-	return nil
+	return set, nil
 }
 
 // envName is the variable viper's AutomaticEnv reads for key: a.b_c ↔
@@ -272,6 +324,9 @@ func decodeNode(t reflect.Type, n *yaml.Node, file, key string, out map[string]a
 		}
 		return nil
 	}
+	if err := checkIntegers(t, n); err != nil {
+		return fmt.Errorf("%s:%d: key %q: %w", file, n.Line, keyName(key), err)
+	}
 	// Leaves, lists and maps: decode with KnownFields so nested structs in
 	// lists are strict too.
 	var buf bytes.Buffer
@@ -348,6 +403,86 @@ func yamlFields(t reflect.Type) map[string][]int {
 func sortedKeys(m map[string][]int) []string {
 	ks := make([]string, 0, len(m))
 	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}
+
+// checkIntegers refuses a YAML number that is not a whole number for an
+// integer type (yaml.v3 would truncate 2.5 to 2): 1e3 and 4.0 are the
+// integers they equal, 2.5, 1e-3 and .inf are errors. It looks into
+// lists and maps of integers too.
+func checkIntegers(t reflect.Type, n *yaml.Node) error {
+	switch t.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!float" {
+			return nil
+		}
+		f, err := strconv.ParseFloat(strings.ReplaceAll(n.Value, "_", ""), 64)
+		if err != nil || math.IsInf(f, 0) || math.IsNaN(f) || f != math.Trunc(f) || math.Abs(f) >= 1<<63 {
+			return fmt.Errorf("%s is not an integer (this key takes a whole number)", n.Value)
+		}
+		// Give yaml.v3 the integer it equals.
+		n.Value, n.Tag = strconv.FormatInt(int64(f), 10), "!!int"
+	case reflect.Pointer:
+		return checkIntegers(t.Elem(), n)
+	case reflect.Slice, reflect.Array:
+		if n.Kind == yaml.SequenceNode {
+			for _, e := range n.Content {
+				if err := checkIntegers(t.Elem(), e); err != nil {
+					return err
+				}
+			}
+		}
+	case reflect.Map:
+		if n.Kind == yaml.MappingNode {
+			for i := 1; i < len(n.Content); i += 2 {
+				if err := checkIntegers(t.Elem(), n.Content[i]); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// quotedKey finds the config keys an error names ("key \"a.b\"").
+var quotedKey = regexp.MustCompile(`"([a-z0-9_]+(?:\.[a-z0-9_]+)*)"`)
+
+// blame prefixes each "; "-separated part of a Validate error with the
+// source of the first key it names that a source set (FILE:LINE, --set
+// KEY, ARGRL_…), so a bad --set value is not blamed on the file; a part
+// naming no such key keeps the file's name, as before.
+func blame(err error, file string, origins map[string]string) error {
+	msg, ok := strings.CutPrefix(err.Error(), "invalid config: ")
+	if !ok {
+		if file != "" {
+			return fmt.Errorf("%s: %w", file, err)
+		}
+		return err
+	}
+	parts := strings.Split(msg, "; ")
+	for i, p := range parts {
+		src := file
+		for _, m := range quotedKey.FindAllStringSubmatch(p, -1) {
+			if o, ok := origins[m[1]]; ok {
+				src = o
+				break
+			}
+		}
+		if src != "" {
+			parts[i] = src + ": " + p
+		}
+	}
+	return fmt.Errorf("invalid config: %s", strings.Join(parts, "; "))
+}
+
+// Keys lists every config key (dotted, as --set takes it), sorted.
+func Keys() []string {
+	ks := make([]string, 0, 128)
+	for k := range leafValues(reflect.ValueOf(Default()), "") {
 		ks = append(ks, k)
 	}
 	sort.Strings(ks)

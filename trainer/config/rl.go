@@ -64,7 +64,7 @@ func (c *Config) ValidateRL() error {
 	c.validateAlgorithms(bad)
 	c.validateMultiTurn(bad)
 	if len(errs) > 0 {
-		return fmt.Errorf("invalid config: %s", strings.Join(errs, "; "))
+		return blame(fmt.Errorf("invalid config: %s", strings.Join(errs, "; ")), c.file, c.origins)
 	}
 	return nil
 }

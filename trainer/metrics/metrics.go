@@ -78,12 +78,10 @@ func Open(path string, resumeStep int) (*Writer, error) {
 	}
 	if cut < int64(len(raw)) {
 		if err := f.Truncate(cut); err != nil {
-			f.Close()
-			return nil, fmt.Errorf("metrics: truncate %s: %w", path, err)
+			return nil, errors.Join(fmt.Errorf("metrics: truncate %s: %w", path, err), f.Close())
 		}
 		if err := f.Sync(); err != nil {
-			f.Close()
-			return nil, fmt.Errorf("metrics: %w", err)
+			return nil, errors.Join(fmt.Errorf("metrics: %w", err), f.Close())
 		}
 	}
 	return &Writer{f: f, path: path}, nil
@@ -138,7 +136,10 @@ func (l *Writer) Close() error { return l.f.Close() }
 
 func encodeMetricsLine(kind string, step int, m Metrics) ([]byte, error) {
 	var b bytes.Buffer
-	kj, _ := json.Marshal(kind)
+	kj, err := json.Marshal(kind)
+	if err != nil {
+		return nil, fmt.Errorf("metric kind %q: %w", kind, err)
+	}
 	fmt.Fprintf(&b, `{"step":%d,"kind":%s`, step, kj)
 	keys := make([]string, 0, len(m))
 	for k := range m {
@@ -149,7 +150,10 @@ func encodeMetricsLine(kind string, step int, m Metrics) ([]byte, error) {
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		kj, _ := json.Marshal(k)
+		kj, err := json.Marshal(k)
+		if err != nil {
+			return nil, fmt.Errorf("metric key %q: %w", k, err)
+		}
 		b.WriteByte(',')
 		b.Write(kj)
 		b.WriteByte(':')

@@ -5,6 +5,7 @@ package metrics
 // to the right of the plot area.
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -79,7 +80,10 @@ func tickLabel(v, step float64, expo bool) string {
 	if strings.Contains(mant, ".") {
 		mant = strings.TrimRight(strings.TrimRight(mant, "0"), ".")
 	}
-	e, _ := strconv.Atoi(exp)
+	e, err := strconv.Atoi(exp)
+	if err != nil { // FormatFloat's 'e' form always has an integer exponent
+		return mant + "e" + exp
+	}
 	return mant + "e" + strconv.Itoa(e)
 }
 
@@ -106,8 +110,7 @@ func saveWithLegend(p *plot.Plot, legend plot.Legend, path string) error {
 		return err
 	}
 	if _, err := img.WriteTo(f); err != nil {
-		f.Close()
-		return fmt.Errorf("write: %w", err)
+		return errors.Join(fmt.Errorf("write: %w", err), f.Close())
 	}
 	return f.Close()
 }

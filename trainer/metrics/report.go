@@ -308,7 +308,10 @@ func Stamp(runs []string) string {
 		for _, f := range []string{File, configFile, filepath.Join("best", "trainer_state.json"), filepath.Join("checkpoints", "latest")} {
 			stat(filepath.Join(dir, f))
 		}
-		steps, _ := RolloutSteps(dir)
+		steps, err := RolloutSteps(dir)
+		if err != nil { // the stamp changes with what the report can read
+			fmt.Fprintf(h, "%s: %v\n", dir, err)
+		}
 		for _, s := range steps {
 			stat(RolloutsPath(dir, s))
 		}

@@ -120,12 +120,16 @@ func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
 
 // ReadRollouts parses a rollouts file; a malformed line is an error naming
 // file:line.
-func ReadRollouts(path string) ([]RolloutGroup, error) {
+func ReadRollouts(path string) (_ []RolloutGroup, err error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("rollouts: %w", err)
 	}
-	defer f.Close()
+	defer func() {
+		if cerr := f.Close(); cerr != nil && err == nil {
+			err = fmt.Errorf("rollouts: %w", cerr)
+		}
+	}()
 	var out []RolloutGroup
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 0, 1<<16), 64<<20)

@@ -86,10 +86,14 @@ func (s *reportServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		w.Write(page)
+		if _, err := w.Write(page); err != nil {
+			fmt.Fprintf(s.log, "serve: %v\n", err)
+		}
 	case "/stamp":
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		io.WriteString(w, Stamp(s.runs))
+		if _, err := io.WriteString(w, Stamp(s.runs)); err != nil {
+			fmt.Fprintf(s.log, "serve: %v\n", err)
+		}
 	default:
 		http.NotFound(w, r)
 	}

@@ -21,6 +21,7 @@ package optim
 import (
 	"fmt"
 	"math"
+	"strings"
 )
 
 // ScheduleConfig holds the schedule's keys: optim.schedule, optim.lr,
@@ -81,4 +82,21 @@ func (s Schedule) Factor(done int) float64 {
 		return m + (1-m)*(1-p)
 	}
 	return m + (1-m)*0.5*(1+math.Cos(math.Pi*p))
+}
+
+// ScheduleChange names the fields that differ from old to new, as
+// "total_steps 3 → 6, warmup_steps 0 → 1" ("" when none does).
+func ScheduleChange(old, new Schedule) string {
+	var parts []string
+	add := func(name string, a, b any) {
+		if a != b {
+			parts = append(parts, fmt.Sprintf("%s %v → %v", name, a, b))
+		}
+	}
+	add("kind", old.Kind, new.Kind)
+	add("base_lr", old.BaseLR, new.BaseLR)
+	add("total_steps", old.Total, new.Total)
+	add("warmup_steps", old.Warmup, new.Warmup)
+	add("min_lr_ratio", old.MinLRRatio, new.MinLRRatio)
+	return strings.Join(parts, ", ")
 }

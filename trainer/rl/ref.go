@@ -127,7 +127,7 @@ func (r *Reference) AfterStep(step int) error {
 
 // LogProbs returns logπ_ref of every position of seqs (model.Outputs
 // layout), computed in chunks of at most chunk sequences.
-func (r *Reference) LogProbs(seqs [][]int32, chunk int) ([][]float32, error) {
+func (r *Reference) LogProbs(seqs [][]int32, chunk int) (_ [][]float32, err error) {
 	var restore map[string][]float32
 	if r.kind == "snapshot" {
 		be := r.m.Backend()
@@ -145,7 +145,9 @@ func (r *Reference) LogProbs(seqs [][]int32, chunk int) ([][]float32, error) {
 			for _, p := range r.params {
 				be.CopyIn(p.W, restore[p.Name])
 			}
-			be.Sync()
+			if serr := be.Sync(); serr != nil && err == nil {
+				err = fmt.Errorf("reference: swap back: %w", serr)
+			}
 		}()
 	}
 	out := make([][]float32, 0, len(seqs))
@@ -185,7 +187,7 @@ func (r *Reference) Save(dir string) error {
 }
 
 // Load restores a snapshot saved by Save.
-func (r *Reference) Load(dir string) error {
+func (r *Reference) Load(dir string) (err error) {
 	if r.kind != "snapshot" || r.updateEvery <= 0 {
 		return nil
 	}
@@ -193,7 +195,11 @@ func (r *Reference) Load(dir string) error {
 	if err != nil {
 		return fmt.Errorf("reference: %w", err)
 	}
-	defer f.Close()
+	defer func() {
+		if cerr := f.Close(); cerr != nil && err == nil {
+			err = fmt.Errorf("reference: %w", cerr)
+		}
+	}()
 	for _, p := range r.params {
 		h, info, err := f.Float32(p.Name)
 		if err != nil {

@@ -138,7 +138,7 @@ func (st *Student) openOwn(cfg config.Config, be kernels.Backend) error {
 }
 
 // Complete implements reward.Student.
-func (st *Student) Complete(ctx context.Context, rec *data.Record, reasoning string, k int) ([]string, error) {
+func (st *Student) Complete(ctx context.Context, rec *data.Record, reasoning string, k int) (_ []string, err error) {
 	r, err := st.tmpl.Render(*rec, st.policy.Format, false)
 	if err != nil {
 		return nil, err
@@ -159,7 +159,11 @@ func (st *Student) Complete(ctx context.Context, rec *data.Record, reasoning str
 		if err := m.SetAdapters(false); err != nil {
 			return nil, err
 		}
-		defer m.SetAdapters(true)
+		defer func() {
+			if aerr := m.SetAdapters(true); aerr != nil && err == nil {
+				err = fmt.Errorf("student: adapters back on: %w", aerr)
+			}
+		}()
 	}
 	gs, err := st.eng.Generate(ctx, []rollout.Prompt{{ID: fmt.Sprintf("%s#%016x", rec.ID, h.Sum64()), IDs: ids}}, p)
 	if err != nil {
