@@ -301,6 +301,14 @@ type BF16Activations interface {
 	BF16Activations() bool
 }
 
+// BF16KVCache is implemented by backends whose attention reads keys and
+// values in bf16 (the CUDA tensor-core modes): a decoder then allocates its
+// KV cache in BF16 (half the memory and bandwidth; KVWrite rounds each
+// element), and training reads the same rounded values.
+type BF16KVCache interface {
+	BF16KVCache() bool
+}
+
 // DropoutUniform is the counter-based uniform in [0,1) shared by every
 // backend, so masks are reproducible across devices:
 // splitmix64(seed + i·0x9E3779B97F4A7C15), top 24 bits / 2²⁴.

@@ -113,6 +113,8 @@ func (m *Model) NewPagedKVCache(o KVOptions) (*KVCache, error) {
 		d.owned = append(d.owned, b)
 		return b
 	}
+	// f32 pages: the packed training rows attend through the f32 kernels on
+	// every backend today, and decode must read the same K/V they do.
 	for range c.NumLayers {
 		d.k = append(d.k, alloc(kv))
 		d.v = append(d.v, alloc(kv))

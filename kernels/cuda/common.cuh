@@ -6,8 +6,10 @@
 //     which emulates threads, blocks, __syncthreads, shared memory and warp
 //     shuffles on the CPU so the kernels are tested without a GPU.
 // So kernels use only what the emulator provides: no dynamic shared memory,
-// no inline PTX, no warp-synchronous code without __syncwarp/shuffles, and
-// blockDim.x always a multiple of 32 (the Go launcher guarantees it).
+// no inline PTX outside the tensor-core primitives of tc.cuh (mma.sync,
+// ldmatrix, cp.async: each has an emulator body), no warp-synchronous code
+// without __syncwarp/shuffles, and blockDim.x always a multiple of 32 (the
+// Go launcher guarantees it).
 //
 // Shape legend (as in kernels/backend.go): B batch, T time, N = B*T rows,
 // C channels, H heads (Hq query, Hkv key/value), D head dim, V vocabulary,

@@ -7,6 +7,10 @@
 //
 //	*.cu, common.cuh      the kernels (CUDA C), one file per op family; each
 //	                      names the kernels.Ref* loop it implements
+//	tc.cuh                the tensor-core primitives (mma.sync m16n8k16
+//	                      bf16, ldmatrix, cp.async): the only inline PTX,
+//	                      each with an emulator body (emu/tc_emu.h)
+//	attn_tc*.cu           attention on tensor cores (the bf16 modes)
 //	ptx/sm_80, ptx/sm_90  PTX from gen.sh (make cuda), committed, both
 //	                      embedded by the GPU build; the newest not newer
 //	                      than the GPU is JIT-compiled by the driver as
@@ -99,6 +103,16 @@
 // below). LoRA parameters, gradients and AdamW state are f32. The pool's
 // statistics (MemStats: peak, requests, reuse, device allocations) are
 // printed when a run closes the backend.
+//
+// In the tensor-core modes attention runs on attn_tc.cu/attn_tc_bwd.cu
+// (head dims 16, 32, 64, 128; others use the f32 kernels below):
+// FlashAttention-2 style on mma.sync with bf16 q, k, v and P, f32
+// accumulation and softmax, K/V tiles double-buffered by cp.async; keys in
+// fixed 256-key chunks merged in order, so decoding (split along the chunks
+// across blocks, flash-decoding, then attn_tc_combine) and training give
+// the same bits and ρ − 1 stays exactly 0 (TestRatioExactOnCUDAEmu); the
+// decoder's KV cache is bf16 there (kernels.BF16KVCache). LogProbs and its
+// backward read bf16 logits (the bf16 stash) in place.
 //
 // Kernels: RMSNorm (block per row, deterministic two-pass dw), RoPE,
 // flash attention (K/V tiles of 32 keys through shared memory, online

@@ -39,6 +39,7 @@ func newEmu(t *testing.T, opt EmuOptions) *Backend {
 //     on V = 20000;
 //   - the bf16 tensor-core GEMM path;
 //   - a bf16 paged KV cache (kvcache_test.go);
+//   - the tensor-core attention and the bf16 KV cache (attn_tc_test.go);
 //
 // and finally checks that every kernel in the .cu sources was launched.
 func TestEmulatedKernels(t *testing.T) {
@@ -71,6 +72,7 @@ func TestEmulatedKernels(t *testing.T) {
 	}
 	run("tensorcores", EmuOptions{Options: Options{BF16TensorCores: true}}, testTensorCores)
 	run("paged-bf16", EmuOptions{Order: 2, Seed: 3}, testPagedBF16)
+	run("attention-tc", EmuOptions{Options: bf16Options, Order: 2, Seed: 4}, testAttentionTC)
 	t.Run("coverage", func(t *testing.T) {
 		if !all {
 			t.Skip("coverage needs every subtest to run")

@@ -57,6 +57,12 @@ func (be *Backend) Attention(out, lse, q, k, v kernels.Buffer, p kernels.AttnPar
 	meta, kso, scale := o.attnCheck(p)
 	nq, nkv := p.B*p.Tq*p.Hq*p.D, p.S*p.Tmax*p.Hkv*p.D
 	op, lp := o.out("out", out, nq), o.out("lse", lse, p.B*p.Tq*p.Hq)
+	if be.attnTC(p) && p.Pages == nil && p.KStart == nil { // bf16 tensor cores (ops_attn_tc.go)
+		if !o.Skip(nq) {
+			o.attentionTC(op, lp, q, k, v, p, meta, scale)
+		}
+		return
+	}
 	qp := o.in("q", q, nq)
 	var kp, vp devPtr
 	if p.Pages != nil {
@@ -83,6 +89,10 @@ func (be *Backend) AttentionBackward(dq, dk, dv, dout, q, k, v, out, lse kernels
 	o.NoPages(p)
 	nq, nkv, nr := p.B*p.Tq*p.Hq*p.D, p.S*p.Tmax*p.Hkv*p.D, p.B*p.Tq*p.Hq
 	dqp, dkp, dvp := o.out("dq", dq, nq), o.out("dk", dk, nkv), o.out("dv", dv, nkv)
+	if be.attnTC(p) && p.KStart == nil && nq > 0 && nkv > 0 { // bf16 tensor cores (ops_attn_tc.go)
+		o.attentionBackwardTC(dqp, dkp, dvp, dout, q, k, v, out, lse, p, meta, scale)
+		return
+	}
 	dop, qp, kp, vp := o.in("dout", dout, nq), o.in("q", q, nq), o.in("k", k, nkv), o.in("v", v, nkv)
 	outp, lp := o.in("out", out, nq), o.in("lse", lse, nr)
 	if o.Bad {
@@ -115,7 +125,7 @@ func (be *Backend) KVWrite(cache, x kernels.Buffer, slot, pos []int32, B, T, Hkv
 	o.Side("slot", len(slot), B)
 	o.Side("pos", len(pos), B)
 	xp := o.in("x", x, B*T*Hkv*D)
-	c := o.buf("cache", cache, 0, kernels.Write)
+	c := o.buf("cache", cache, 0, kernels.WriteAny) // F32, or BF16 (rounded, kv_write_bf16)
 	if o.Skip(B, T, Hkv, D) {
 		return
 	}
@@ -131,7 +141,11 @@ func (be *Backend) KVWrite(cache, x kernels.Buffer, slot, pos []int32, B, T, Hkv
 	for b := 0; b < B; b++ {
 		meta[b], meta[B+b] = slot[b], pos[b]
 	}
-	o.launch("kv_write", grid1(int64(B*T*Hkv*D)), block1, pArg(cp), pArg(xp), pArg(o.ints(meta)),
+	kernel := "kv_write"
+	if c.dt == kernels.BF16 {
+		kernel = "kv_write_bf16"
+	}
+	o.launch(kernel, grid1(int64(B*T*Hkv*D)), block1, pArg(cp), pArg(xp), pArg(o.ints(meta)),
 		iArg(B), iArg(T), iArg(Hkv), iArg(D), iArg(Tmax))
 }
 

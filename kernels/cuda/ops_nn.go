@@ -142,11 +142,11 @@ func (be *Backend) LogProbs(lp, lse, ent, logits kernels.Buffer, targets []int32
 	if ent != nil {
 		entp = o.out("ent", ent, N)
 	}
-	xp := o.in("logits", logits, N*V)
+	xp, kernel := o.logitsIn(logits, N*V, "logprobs_fwd")
 	if o.Skip(N) || !o.Targets(targets[:N], V) {
 		return
 	}
-	o.launch("logprobs_fwd", dim3{N, 1, 1}, rowBlock(V), pArg(lpp), pArg(lsep), pArg(entp), pArg(xp),
+	o.launch(kernel, dim3{N, 1, 1}, rowBlock(V), pArg(lpp), pArg(lsep), pArg(entp), pArg(xp),
 		pArg(o.ints(targets[:N])), iArg(N), iArg(V), bArg(ent != nil))
 }
 
@@ -156,10 +156,24 @@ func (be *Backend) LogProbsBackward(dlogits, dlp, logits, lse kernels.Buffer, ta
 	o.Vocab(N, V)
 	o.Side("targets", len(targets), N)
 	dp := o.out("dlogits", dlogits, N*V)
-	gp, xp, lp := o.in("dlp", dlp, N), o.in("logits", logits, N*V), o.in("lse", lse, N)
+	gp, lp := o.in("dlp", dlp, N), o.in("lse", lse, N)
+	xp, kernel := o.logitsIn(logits, N*V, "logprobs_bwd")
 	if o.Skip(N) || !o.Targets(targets[:N], V) {
 		return
 	}
-	o.launch("logprobs_bwd", grid1(int64(N)*int64(V)), block1, pArg(dp), pArg(gp), pArg(xp), pArg(lp),
+	o.launch(kernel, grid1(int64(N)*int64(V)), block1, pArg(dp), pArg(gp), pArg(xp), pArg(lp),
 		pArg(o.ints(targets[:N])), iArg(N), iArg(V))
+}
+
+// logitsIn returns the logits' address and the kernel that reads them: the
+// _bf16 twin for BF16 logits (read in place, no N×V f32 copy).
+func (o *opCtx) logitsIn(logits kernels.Buffer, n int, kernel string) (devPtr, string) {
+	cb := o.buf("logits", logits, n, kernels.Read)
+	if cb == nil || o.Bad {
+		return 0, kernel
+	}
+	if cb.dt == kernels.BF16 {
+		return cb.ptr(), kernel + "_bf16"
+	}
+	return cb.ptr(), kernel
 }

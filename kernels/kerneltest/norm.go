@@ -157,6 +157,16 @@ func testLogProbs(h *harness) {
 		wdx := make([]float64, N*V)
 		kernels.RefLogProbsBackward(wdx, dlp, x, wlse, targets, N, V)
 		approx(t, what+" backward", h.down(dx), wdx, rtolReduce, atolReduce)
+
+		// bf16 logits (the bf16 stash): the same on the rounded values
+		xh, xr := h.up(x, kernels.BF16)
+		kernels.RefLogProbs(wlp, wlse, went, xr, targets, N, V)
+		h.b.LogProbs(lp, lse, ent, xh, targets, N, V)
+		approx(t, what+" bf16 logits lp", h.down(lp), wlp, rtolReduce, atolReduce)
+		approx(t, what+" bf16 logits entropy", h.down(ent), went, rtolReduce, atolReduce)
+		kernels.RefLogProbsBackward(wdx, dlp, xr, wlse, targets, N, V)
+		h.b.LogProbsBackward(dx, h.f32(dlp), xh, lse, targets, N, V)
+		approx(t, what+" bf16 logits backward", h.down(dx), wdx, rtolReduce, atolReduce)
 	}
 	N, V := 4, 9
 	x := h.vec(N*V, 2)

@@ -51,7 +51,7 @@ void syncwarp(int line, unsigned mask);
 uint64_t warp_exchange(int line, unsigned mask, uint64_t v, int kind, int arg);
 enum { SHFL_XOR, SHFL_DOWN, SHFL_UP, SHFL_IDX };
 
-// warp_fold is one warp collective: every lane publishes size (≤ 16)
+// warp_fold is one warp collective: every lane publishes size (≤ 48)
 // bytes of v, the last lane to arrive runs fold(ctx, vals) once on the 32
 // values (a dense array in lane order, rewritten in place), and each lane
 // copies its own entry to out.
@@ -65,7 +65,7 @@ void warp_fold(int line, const void* v, size_t size, void (*fold)(void* ctx, voi
 // switch per lane.
 template <class T, class F>
 inline T warp_butterfly(int line, T v, F op) {
-  static_assert(sizeof(T) <= 16 && std::is_trivially_copyable<T>::value, "butterfly over a type wider than 16 bytes");
+  static_assert(sizeof(T) <= 48 && std::is_trivially_copyable<T>::value, "butterfly over a type wider than 48 bytes");
   struct Fold {
     static void run(void* ctx, void* vals) {
       F& f = *static_cast<F*>(ctx);
@@ -109,6 +109,7 @@ inline T shfl(int line, unsigned mask, T v, int kind, int arg) {
 #define __shared__ static
 #define __restrict__ __restrict
 #define __launch_bounds__(...)
+#define __align__(n) __attribute__((aligned(n)))
 
 #define __syncthreads() emu::syncthreads(__LINE__)
 #define __syncwarp(...) emu::syncwarp(__LINE__, 0xffffffffu)
@@ -141,6 +142,10 @@ inline float rsqrtf(float x) { return 1.f / sqrtf(x); }
 inline float __expf(float x) { return expf(x); }
 inline float __logf(float x) { return logf(x); }
 inline float __fdividef(float a, float b) { return a / b; }
+// IEEE single operations that nvcc never contracts into an FMA (g++ for
+// x86-64 without -mfma never contracts either)
+inline float __fmul_rn(float a, float b) { return a * b; }
+inline float __fadd_rn(float a, float b) { return a + b; }
 inline int __popc(unsigned x) { return __builtin_popcount(x); }
 inline int __ffs(int x) { return __builtin_ffs(x); }
 inline int __clz(int x) { return x == 0 ? 32 : __builtin_clz((unsigned)x); }
@@ -189,3 +194,5 @@ inline T atomicCAS(T* p, T cmp, T v) {
   if (o == cmp) *p = v;
   return o;
 }
+
+#include "tc_emu.h"  // the tensor-core primitives (tc.cuh)

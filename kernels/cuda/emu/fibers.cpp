@@ -87,6 +87,15 @@ struct Fiber {
   int warp, lane;
   unsigned shfl_count;  // collectives done; parity selects the exchange buffer
   int line;             // source line of the collective it waits at
+  // cp.async copies not yet landed: group -1 is the open (uncommitted)
+  // group; committed groups are numbered 0, 1, ... in commit order
+  struct Copy {
+    void* dst;
+    const void* src;
+    int bytes, src_bytes, group;
+  };
+  std::vector<Copy> copies;
+  int groups = 0;  // groups committed so far
 };
 
 struct Warp {
@@ -94,7 +103,7 @@ struct Warp {
   int arrived;  // lanes parked at the current collective
   int line;
   uint64_t slot[2][32];
-  unsigned char wide[2][32][16];  // warp_fold's values
+  unsigned char wide[2][32][48];  // warp_fold's values
 };
 
 const size_t kStack = 256 * 1024;
@@ -376,7 +385,7 @@ void warp_fold(int line, const void* v, size_t size, void (*fold)(void* ctx, voi
   Warp& w = L.warps[f->warp];
   int ph = f->shfl_count & 1;
   if (size > sizeof w.wide[ph][0]) {
-    fail("warp_fold of a value wider than 16 bytes");
+    fail("warp_fold of a value wider than 48 bytes");
     yield();
     return;
   }
@@ -388,6 +397,40 @@ void warp_fold(int line, const void* v, size_t size, void (*fold)(void* ctx, voi
   if (L.abort) return;
   if (last) fold(ctx, vals);  // once per warp, before any lane reads
   memcpy(out, vals + f->lane * size, size);
+}
+
+void fail_kernel(const char* msg) { fail(msg); }
+
+void cp_async(void* dst, const void* src, int bytes, int src_bytes) {
+  if ((uintptr_t)dst % bytes != 0 || (uintptr_t)src % bytes != 0) {
+    fail("cp.async of " + std::to_string(bytes) + " bytes: source or destination not aligned to its size");
+    return;
+  }
+  L.running->copies.push_back(Fiber::Copy{dst, src, bytes, src_bytes, -1});
+}
+
+void cp_async_commit() {
+  Fiber* f = L.running;
+  for (auto& c : f->copies)
+    if (c.group < 0) c.group = f->groups;
+  f->groups++;
+}
+
+// cp_async_wait lands every copy of the groups older than the n newest
+// committed ones (the open group is not waited for, as on the GPU).
+void cp_async_wait(int n) {
+  Fiber* f = L.running;
+  size_t keep = 0;
+  for (size_t i = 0; i < f->copies.size(); i++) {
+    Fiber::Copy c = f->copies[i];
+    if (c.group >= 0 && c.group < f->groups - n) {
+      memcpy(c.dst, c.src, c.src_bytes);
+      memset((char*)c.dst + c.src_bytes, 0, c.bytes - c.src_bytes);
+    } else {
+      f->copies[keep++] = c;
+    }
+  }
+  f->copies.resize(keep);
 }
 
 // run_grid runs body (the kernel call) for every thread of every block and

@@ -1,0 +1,36 @@
+package main
+
+import (
+	"path/filepath"
+	"testing"
+)
+
+// TestRatioExactOnCUDAEmu: on the CUDA kernels (the emulator) the sampler
+// and the training forward read the same K/V through the same summation
+// order, so the first mini-batch's ratio is exactly 1 at every step, as on
+// the CPU (docs/design.md "ρ ≡ 1"): in float32 (cuda-emu) and with bf16
+// tensor cores, bf16 activations and the bf16 KV cache (cuda-emu-bf16).
+// GRPO with the vowel reward, so the adapters move between steps.
+func TestRatioExactOnCUDAEmu(t *testing.T) {
+	for _, be := range []string{"cuda-emu", "cuda-emu-bf16"} {
+		t.Run(be, func(t *testing.T) {
+			t.Parallel()
+			run := filepath.Join(t.TempDir(), be)
+			runRecipe(t, "grpo", tinyRecipeConfig(t, "grpo", run, be, 3))
+			steps := trainSteps(t, run)
+			if len(steps) != 3 {
+				t.Fatalf("%d train lines, want 3", len(steps))
+			}
+			for i, m := range steps {
+				d, ok := m["ratio_dev_first"]
+				t.Logf("step %d: ratio_dev_first %v, grad_norm %v", i+1, d, m["grad_norm"])
+				if !ok || d != 0 {
+					t.Errorf("step %d: ratio_dev_first %v, want exactly 0", i+1, d)
+				}
+			}
+			if steps[0]["grad_norm"] == 0 {
+				t.Error("step 1 has no gradient: the adapters would not move")
+			}
+		})
+	}
+}

@@ -1,0 +1,309 @@
+// attn_tc_bwd.cu: the backward of attn_tc.cu's attention on tensor cores
+// (kernels.RefAttentionBackward on bf16 q, k, v, dout), FlashAttention-2
+// style: P is recomputed from the forward's lse, never stored.
+//
+//	P = exp(scale·q·k − lse)   dP = dout·vᵀ   dS = P ∘ (dP − dsum)
+//	dsum = Σ_d dout·out        dq = scale·dS·K   dk = scale·dSᵀ·Q   dv = Pᵀ·dout
+//
+// Two kernels, no atomics (deterministic): attn_tc_bwd_dq owns 64 query
+// rows as the forward does and streams K/V tiles of 32 keys (cp.async,
+// double-buffered) for S = Q·Kᵀ, dP = dO·Vᵀ and dQ += dS·K; it writes dsum.
+// attn_tc_bwd_dkdv owns 64 keys of one KV head (16 per warp) and streams
+// the 16-query tiles of every (batch row, head of the group) that reads its
+// slot for Sᵀ = K·Qᵀ, dPᵀ = V·dOᵀ, dV += Pᵀ·dO and dK += dSᵀ·Q. P and dS
+// are rounded to bf16 for their products (accumulation in f32).
+//
+// Shared memory at D = 128: dq 32 KB (two K/V stages; Q and dO staged
+// through them), dkdv 40 KB (K, V of 64 keys; one Q/dO tile). FLOPs per
+// visible (query, key) pair and head: 10·D (five products).
+#include "attn_tc.cuh"
+
+// attn_tc_bwd_dq: grid (ceil(Tq/bq), Hkv·ceil(G/gb), B), 128 threads.
+// q16, k, v, dout16 bf16; dout, out, lse f32.
+template <int D>
+__device__ __forceinline__ void attn_tc_bwd_dq_impl(float* dq, float* dsum, const bf16_t* q, const bf16_t* k,
+                                                    const bf16_t* v, const bf16_t* dout16, const float* dout,
+                                                    const float* out, const float* lse, const int* meta,
+                                                    const int* kstart, int B, int Tq, int Hq, int Hkv, int Tmax,
+                                                    float scale, int gb, int bq) {
+  constexpr int KS = D / 16, NT = ATC_BK / 8, ND = D / 8, CH = D / 8;
+  __shared__ __align__(16) bf16_t sm[2][2][ATC_BK * D];
+  const int G = Hq / Hkv, ngb = (G + gb - 1) / gb;
+  const int b = blockIdx.z, hk = blockIdx.y / ngb, g0 = (blockIdx.y % ngb) * gb, i0 = blockIdx.x * bq;
+  const int slot = meta[b], qpos = meta[B + b], klen = meta[2 * B + b];
+  const int tid = threadIdx.x, lane = tid & 31, w = tid >> 5, lg = lane >> 2, lt = lane & 3;
+  const int kend = max(0, min(klen, qpos + min(i0 + bq, Tq)));
+
+  // Q → stage 0, dO → stage 1, then both into registers
+  bf16_t* qs = &sm[0][0][0];
+  bf16_t* ds = &sm[1][0][0];
+  for (int e = tid; e < ATC_BM * CH; e += ATC_THREADS) {
+    int r = e / CH, c = e % CH, lo, hi;
+    long long row = attc_row(r, b, i0, g0, hk, gb, bq, Tq, Hq, G, qpos, klen, nullptr, &lo, &hi);
+    cp_async16(&qs[attc_swz<D>(r, 8 * c)], row < 0 ? q : q + row * D + 8 * c, row >= 0);
+    cp_async16(&ds[attc_swz<D>(r, 8 * c)], row < 0 ? dout16 : dout16 + row * D + 8 * c, row >= 0);
+  }
+  cp_async_commit();
+  cp_async_wait<0>();
+  __syncthreads();
+  unsigned qf[KS][4], df[KS][4];
+#pragma unroll
+  for (int kk = 0; kk < KS; kk++) {
+    int off = attc_swz<D>(16 * w + (lane & 15), 16 * kk + 8 * (lane >> 4));
+    ldmatrix_x4(qf[kk], &qs[off]);
+    ldmatrix_x4(df[kk], &ds[off]);
+  }
+  __syncthreads();
+
+  int lo[2], hi[2];
+  long long qrow[2];
+  float L[2], Dsum[2];
+#pragma unroll
+  for (int h = 0; h < 2; h++) {
+    qrow[h] = attc_row(16 * w + lg + 8 * h, b, i0, g0, hk, gb, bq, Tq, Hq, G, qpos, klen, kstart, &lo[h], &hi[h]);
+    float sacc = 0.f;
+    if (qrow[h] >= 0)
+      for (int d = lt; d < D; d += 4) sacc += dout[qrow[h] * D + d] * out[qrow[h] * D + d];
+    sacc += __shfl_xor_sync(FULL_MASK, sacc, 1);
+    sacc += __shfl_xor_sync(FULL_MASK, sacc, 2);
+    Dsum[h] = sacc;
+    L[h] = qrow[h] >= 0 ? lse[qrow[h]] : -INFINITY;
+    if (qrow[h] >= 0 && lt == 0) dsum[qrow[h]] = sacc;
+  }
+  float acc[ND][4];
+#pragma unroll
+  for (int nd = 0; nd < ND; nd++)
+    for (int e = 0; e < 4; e++) acc[nd][e] = 0.f;
+
+  const long long kvrow = (long long)slot * Tmax;
+  auto load_tile = [&](int st, int j0) {
+    for (int e = tid; e < ATC_BK * CH; e += ATC_THREADS) {
+      int jj = e / CH, c = e % CH, j = j0 + jj;
+      bool ok = j < kend;
+      long long off = ok ? ((kvrow + j) * Hkv + hk) * D + 8 * c : 0;
+      cp_async16(&sm[st][0][attc_swz<D>(jj, 8 * c)], k + off, ok);
+      cp_async16(&sm[st][1][attc_swz<D>(jj, 8 * c)], v + off, ok);
+    }
+    cp_async_commit();
+  };
+  if (kend > 0) load_tile(0, 0);
+  int st = 0;
+  for (int j0 = 0; j0 < kend; j0 += ATC_BK, st ^= 1) {
+    if (j0 + ATC_BK < kend) {
+      load_tile(st ^ 1, j0 + ATC_BK);
+      cp_async_wait<1>();
+    } else {
+      cp_async_wait<0>();
+    }
+    __syncthreads();
+    const bf16_t* ks = &sm[st][0][0];
+    const bf16_t* vs = &sm[st][1][0];
+    float s[NT][4], dp[NT][4];
+#pragma unroll
+    for (int nt = 0; nt < NT; nt++)
+      for (int e = 0; e < 4; e++) s[nt][e] = dp[nt][e] = 0.f;
+#pragma unroll
+    for (int kk = 0; kk < KS; kk++)
+#pragma unroll
+      for (int nt = 0; nt < NT; nt++) {
+        int off = attc_swz<D>(8 * nt + (lane & 7), 16 * kk + 8 * ((lane >> 3) & 1));
+        unsigned bk[2], bv[2];
+        ldmatrix_x2(bk, &ks[off]);
+        ldmatrix_x2(bv, &vs[off]);
+        mma_bf16(s[nt], qf[kk], bk, s[nt]);
+        mma_bf16(dp[nt], df[kk], bv, dp[nt]);
+      }
+#pragma unroll
+    for (int nt = 0; nt < NT; nt++)
+      for (int e = 0; e < 4; e++) {
+        int h = e >> 1, j = j0 + 8 * nt + 2 * lt + (e & 1);
+        bool vis = j >= lo[h] && j < hi[h] && L[h] != -INFINITY;
+        float p = vis ? expf(__fmul_rn(s[nt][e], scale) - L[h]) : 0.f;
+        s[nt][e] = p * (dp[nt][e] - Dsum[h]);  // dS
+      }
+#pragma unroll
+    for (int kk = 0; kk < ATC_BK / 16; kk++) {
+      unsigned a[4] = {pack_bf16x2(s[2 * kk][0], s[2 * kk][1]), pack_bf16x2(s[2 * kk][2], s[2 * kk][3]),
+                       pack_bf16x2(s[2 * kk + 1][0], s[2 * kk + 1][1]),
+                       pack_bf16x2(s[2 * kk + 1][2], s[2 * kk + 1][3])};
+#pragma unroll
+      for (int nd = 0; nd < ND; nd++) {
+        unsigned bf[2];
+        ldmatrix_x2_trans(bf, &ks[attc_swz<D>(16 * kk + (lane & 15), 8 * nd)]);
+        mma_bf16(acc[nd], a, bf, acc[nd]);
+      }
+    }
+    __syncthreads();
+  }
+#pragma unroll
+  for (int h = 0; h < 2; h++) {
+    if (qrow[h] < 0) continue;
+#pragma unroll
+    for (int nd = 0; nd < ND; nd++)
+      for (int e = 0; e < 2; e++) dq[qrow[h] * D + 8 * nd + 2 * lt + e] = scale * acc[nd][2 * h + e];
+  }
+}
+
+#define ATC_KB 64  // keys per attn_tc_bwd_dkdv block (16 per warp)
+#define ATC_QB 16  // queries per attn_tc_bwd_dkdv tile
+
+// attn_tc_bwd_dkdv: grid (ceil(Tmax/64), Hkv, S), 128 threads. Every
+// element of dk and dv is written (0 for keys no query reads).
+template <int D>
+__device__ __forceinline__ void attn_tc_bwd_dkdv_impl(float* dk, float* dv, const bf16_t* q, const bf16_t* k,
+                                                      const bf16_t* v, const bf16_t* dout16, const float* lse,
+                                                      const float* dsum, const int* meta, const int* kstart, int B,
+                                                      int Tq, int Hq, int Hkv, int Tmax, float scale) {
+  constexpr int KS = D / 16, ND = D / 8, CH = D / 8;
+  __shared__ __align__(16) bf16_t ks[ATC_KB * D], vs[ATC_KB * D], qs[ATC_QB * D], dos[ATC_QB * D];
+  __shared__ float lse_s[ATC_QB], dsum_s[ATC_QB];
+  __shared__ int lo_s[ATC_QB], hi_s[ATC_QB];
+  const int G = Hq / Hkv;
+  const int s = blockIdx.z, hk = blockIdx.y, j0 = blockIdx.x * ATC_KB;
+  const int tid = threadIdx.x, lane = tid & 31, w = tid >> 5, lg = lane >> 2, lt = lane & 3;
+
+  for (int e = tid; e < ATC_KB * CH; e += ATC_THREADS) {
+    int jj = e / CH, c = e % CH, j = j0 + jj;
+    bool ok = j < Tmax;
+    long long off = ok ? (((long long)s * Tmax + j) * Hkv + hk) * D + 8 * c : 0;
+    cp_async16(&ks[attc_swz<D>(jj, 8 * c)], k + off, ok);
+    cp_async16(&vs[attc_swz<D>(jj, 8 * c)], v + off, ok);
+  }
+  cp_async_commit();
+  float dka[ND][4], dva[ND][4];
+#pragma unroll
+  for (int nd = 0; nd < ND; nd++)
+    for (int e = 0; e < 4; e++) dka[nd][e] = dva[nd][e] = 0.f;
+
+  for (int b = 0; b < B; b++) {
+    const int qpos = meta[B + b], klen = meta[2 * B + b];
+    if (meta[b] != s || j0 >= klen) continue;  // block-uniform
+    const int ist = max(0, j0 - qpos);          // earlier queries see none of these keys
+    for (int g = 0; g < G; g++) {
+      const int h = hk * G + g;
+      for (int ib = ist; ib < Tq; ib += ATC_QB) {
+        __syncthreads();  // the previous tile is consumed
+        for (int e = tid; e < ATC_QB * CH; e += ATC_THREADS) {
+          int r = e / CH, c = e % CH, i = ib + r;
+          bool ok = i < Tq;
+          long long off = ok ? (((long long)b * Tq + i) * Hq + h) * D + 8 * c : 0;
+          cp_async16(&qs[attc_swz<D>(r, 8 * c)], q + off, ok);
+          cp_async16(&dos[attc_swz<D>(r, 8 * c)], dout16 + off, ok);
+        }
+        cp_async_commit();
+        for (int r = tid; r < ATC_QB; r += ATC_THREADS) {
+          int i = ib + r;
+          long long row = ((long long)b * Tq + i) * Hq + h;
+          lse_s[r] = i < Tq ? lse[row] : -INFINITY;
+          dsum_s[r] = i < Tq ? dsum[row] : 0.f;
+          lo_s[r] = (i < Tq && kstart) ? kstart[b * Tq + i] : 0;
+          hi_s[r] = i < Tq ? min(klen, qpos + i + 1) : 0;
+        }
+        cp_async_wait<0>();
+        __syncthreads();
+        float st[2][4], dpt[2][4];
+#pragma unroll
+        for (int nt = 0; nt < 2; nt++)
+          for (int e = 0; e < 4; e++) st[nt][e] = dpt[nt][e] = 0.f;
+#pragma unroll
+        for (int kk = 0; kk < KS; kk++) {
+          unsigned ka[4], va[4];
+          int aoff = attc_swz<D>(16 * w + (lane & 15), 16 * kk + 8 * (lane >> 4));
+          ldmatrix_x4(ka, &ks[aoff]);
+          ldmatrix_x4(va, &vs[aoff]);
+#pragma unroll
+          for (int nt = 0; nt < 2; nt++) {
+            int boff = attc_swz<D>(8 * nt + (lane & 7), 16 * kk + 8 * ((lane >> 3) & 1));
+            unsigned bq_[2], bo[2];
+            ldmatrix_x2(bq_, &qs[boff]);
+            ldmatrix_x2(bo, &dos[boff]);
+            mma_bf16(st[nt], ka, bq_, st[nt]);
+            mma_bf16(dpt[nt], va, bo, dpt[nt]);
+          }
+        }
+        // element (nt, e): key j0+16w+lg+8(e>>1), query ib+8nt+2lt+(e&1)
+#pragma unroll
+        for (int nt = 0; nt < 2; nt++)
+          for (int e = 0; e < 4; e++) {
+            int j = j0 + 16 * w + lg + 8 * (e >> 1), r = 8 * nt + 2 * lt + (e & 1);
+            bool vis = j >= lo_s[r] && j < hi_s[r] && lse_s[r] != -INFINITY;
+            float p = vis ? expf(__fmul_rn(st[nt][e], scale) - lse_s[r]) : 0.f;
+            st[nt][e] = p;
+            dpt[nt][e] = p * (dpt[nt][e] - dsum_s[r]);  // dSᵀ
+          }
+        unsigned pa[4] = {pack_bf16x2(st[0][0], st[0][1]), pack_bf16x2(st[0][2], st[0][3]),
+                          pack_bf16x2(st[1][0], st[1][1]), pack_bf16x2(st[1][2], st[1][3])};
+        unsigned sa[4] = {pack_bf16x2(dpt[0][0], dpt[0][1]), pack_bf16x2(dpt[0][2], dpt[0][3]),
+                          pack_bf16x2(dpt[1][0], dpt[1][1]), pack_bf16x2(dpt[1][2], dpt[1][3])};
+#pragma unroll
+        for (int nd = 0; nd < ND; nd++) {
+          int off = attc_swz<D>(lane & 15, 8 * nd);
+          unsigned bo[2], bq_[2];
+          ldmatrix_x2_trans(bo, &dos[off]);
+          ldmatrix_x2_trans(bq_, &qs[off]);
+          mma_bf16(dva[nd], pa, bo, dva[nd]);
+          mma_bf16(dka[nd], sa, bq_, dka[nd]);
+        }
+      }
+    }
+  }
+  cp_async_wait<0>();  // no query tile: the K/V copies still land before exit
+#pragma unroll
+  for (int hh = 0; hh < 2; hh++) {
+    int j = j0 + 16 * w + lg + 8 * hh;
+    if (j >= Tmax) continue;
+    long long o = (((long long)s * Tmax + j) * Hkv + hk) * D;
+#pragma unroll
+    for (int nd = 0; nd < ND; nd++)
+      for (int e = 0; e < 2; e++) {
+        dk[o + 8 * nd + 2 * lt + e] = scale * dka[nd][2 * hh + e];
+        dv[o + 8 * nd + 2 * lt + e] = dva[nd][2 * hh + e];
+      }
+  }
+}
+
+// one kernel per head dim (extern "C" names for the driver and the emulator)
+extern "C" __global__ void __launch_bounds__(128) attn_tc_bwd_dq16(
+    float* dq, float* dsum, const bf16_t* q, const bf16_t* k, const bf16_t* v, const bf16_t* dout16, const float* dout,
+    const float* out, const float* lse, const int* meta, const int* kstart, int B, int Tq, int Hq, int Hkv, int Tmax,
+    float scale, int gb, int bq) {
+  attn_tc_bwd_dq_impl<16>(dq, dsum, q, k, v, dout16, dout, out, lse, meta, kstart, B, Tq, Hq, Hkv, Tmax, scale, gb, bq);
+}
+extern "C" __global__ void __launch_bounds__(128) attn_tc_bwd_dq32(
+    float* dq, float* dsum, const bf16_t* q, const bf16_t* k, const bf16_t* v, const bf16_t* dout16, const float* dout,
+    const float* out, const float* lse, const int* meta, const int* kstart, int B, int Tq, int Hq, int Hkv, int Tmax,
+    float scale, int gb, int bq) {
+  attn_tc_bwd_dq_impl<32>(dq, dsum, q, k, v, dout16, dout, out, lse, meta, kstart, B, Tq, Hq, Hkv, Tmax, scale, gb, bq);
+}
+extern "C" __global__ void __launch_bounds__(128) attn_tc_bwd_dq64(
+    float* dq, float* dsum, const bf16_t* q, const bf16_t* k, const bf16_t* v, const bf16_t* dout16, const float* dout,
+    const float* out, const float* lse, const int* meta, const int* kstart, int B, int Tq, int Hq, int Hkv, int Tmax,
+    float scale, int gb, int bq) {
+  attn_tc_bwd_dq_impl<64>(dq, dsum, q, k, v, dout16, dout, out, lse, meta, kstart, B, Tq, Hq, Hkv, Tmax, scale, gb, bq);
+}
+extern "C" __global__ void __launch_bounds__(128) attn_tc_bwd_dq128(
+    float* dq, float* dsum, const bf16_t* q, const bf16_t* k, const bf16_t* v, const bf16_t* dout16, const float* dout,
+    const float* out, const float* lse, const int* meta, const int* kstart, int B, int Tq, int Hq, int Hkv, int Tmax,
+    float scale, int gb, int bq) {
+  attn_tc_bwd_dq_impl<128>(dq, dsum, q, k, v, dout16, dout, out, lse, meta, kstart, B, Tq, Hq, Hkv, Tmax, scale, gb, bq);
+}
+extern "C" __global__ void __launch_bounds__(128) attn_tc_bwd_dkdv16(
+    float* dk, float* dv, const bf16_t* q, const bf16_t* k, const bf16_t* v, const bf16_t* dout16, const float* lse,
+    const float* dsum, const int* meta, const int* kstart, int B, int Tq, int Hq, int Hkv, int Tmax, float scale) {
+  attn_tc_bwd_dkdv_impl<16>(dk, dv, q, k, v, dout16, lse, dsum, meta, kstart, B, Tq, Hq, Hkv, Tmax, scale);
+}
+extern "C" __global__ void __launch_bounds__(128) attn_tc_bwd_dkdv32(
+    float* dk, float* dv, const bf16_t* q, const bf16_t* k, const bf16_t* v, const bf16_t* dout16, const float* lse,
+    const float* dsum, const int* meta, const int* kstart, int B, int Tq, int Hq, int Hkv, int Tmax, float scale) {
+  attn_tc_bwd_dkdv_impl<32>(dk, dv, q, k, v, dout16, lse, dsum, meta, kstart, B, Tq, Hq, Hkv, Tmax, scale);
+}
+extern "C" __global__ void __launch_bounds__(128) attn_tc_bwd_dkdv64(
+    float* dk, float* dv, const bf16_t* q, const bf16_t* k, const bf16_t* v, const bf16_t* dout16, const float* lse,
+    const float* dsum, const int* meta, const int* kstart, int B, int Tq, int Hq, int Hkv, int Tmax, float scale) {
+  attn_tc_bwd_dkdv_impl<64>(dk, dv, q, k, v, dout16, lse, dsum, meta, kstart, B, Tq, Hq, Hkv, Tmax, scale);
+}
+extern "C" __global__ void __launch_bounds__(128) attn_tc_bwd_dkdv128(
+    float* dk, float* dv, const bf16_t* q, const bf16_t* k, const bf16_t* v, const bf16_t* dout16, const float* lse,
+    const float* dsum, const int* meta, const int* kstart, int B, int Tq, int Hq, int Hkv, int Tmax, float scale) {
+  attn_tc_bwd_dkdv_impl<128>(dk, dv, q, k, v, dout16, lse, dsum, meta, kstart, B, Tq, Hq, Hkv, Tmax, scale);
+}
