@@ -463,9 +463,11 @@ func (c *Checkpointer) missing(name string) error {
 	if len(names) == 0 {
 		return fmt.Errorf("resume: no checkpoint %s in %s: it holds no checkpoint; start without --resume", name, c.dir)
 	}
-	latest, _ := c.Latest()
 	have := strings.Join(names, ", ")
-	if latest != "" {
+	switch latest, err := c.Latest(); {
+	case err != nil:
+		have += " (the latest pointer cannot be read: " + err.Error() + ")"
+	case latest != "":
 		have += " (latest: " + latest + ")"
 	}
 	return fmt.Errorf("resume: no checkpoint %s in %s; it holds %s: name one of them with --resume-from, or give --resume for the latest", name, c.dir, have)
