@@ -25,7 +25,7 @@ var attnSplitMode = 0
 // attnTC reports whether the forward of p runs on the tensor-core kernel:
 // the bf16 tensor-core modes, head dims 16, 32, 64 and 128.
 func (be *Backend) attnTC(p kernels.AttnParams) bool {
-	if !be.opt.BF16TensorCores {
+	if !be.opt.BF16TensorCores || !be.opt.TCAttention {
 		return false
 	}
 	switch p.D {
@@ -39,7 +39,7 @@ func (be *Backend) attnTC(p kernels.AttnParams) bool {
 // (kernels.BF16KVCache): the tensor-core modes, whose attention reads bf16
 // keys and values (head dims 16, 32, 64, 128; other head dims widen the
 // cache per call).
-func (be *Backend) BF16KVCache() bool { return be.opt.BF16TensorCores }
+func (be *Backend) BF16KVCache() bool { return be.opt.BF16TensorCores && be.opt.TCAttention }
 
 // bf16In returns a 16-byte aligned bf16 copy of an input of n elements:
 // the buffer itself when it is BF16 and aligned (the KV cache), else a
