@@ -29,6 +29,7 @@ func todayRuns(t *testing.T, edit func(*config.Config)) map[string][]metrics.Met
 	ppo.Optim.MaxSteps = 2
 	out := map[string][]metrics.Metrics{}
 	for name, cfg := range map[string]config.Config{"sft": sft, "grpo": grpo, "ppo": ppo} {
+		cfg.Model.Compute = "f32" // the commit before packing computed in f32 (model.compute: auto came later)
 		edit(&cfg)
 		if name == "sft" {
 			runSFT(t, cfg, false, nil)

@@ -98,7 +98,7 @@ func TestServeMatchesGenerate(t *testing.T) {
 				ids, _ := json.Marshal(got[0].prompt)
 				pf := filepath.Join(tmp, fmt.Sprintf("p-%s-%s-%s.jsonl", tc.name, m, kind))
 				os.WriteFile(pf, []byte(`{"id":"`+tc.id+`","token_ids":`+string(ids)+"}\n"), 0o644)
-				args := append([]string{"--model", base, "--prompt-ids", pf, "--max-new-tokens", "16"}, tc.flags...)
+				args := append([]string{"--model", base, "--prompt-ids", pf, "--max-new-tokens", "16", "--compute", "f32"}, tc.flags...) // the server here runs f32 (serve.Options.Compute "")
 				if m == "tuned" {
 					args = append(args, "--adapter", adapter)
 				}

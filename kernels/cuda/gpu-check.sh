@@ -214,10 +214,12 @@ main() {
 			next "cmp-$algo-$mode"
 			local common="--config configs/$algo-tiny.yaml --set optim.max_steps=$STEPS --set data.val= --set checkpoint.best_metric=loss"
 			[[ $algo != sft ]] && common+=" $RLSET"
+			# The reference is the CPU in float32 (model.compute: auto would
+			# take bf16 products on a CPU with AVX512-BF16).
 			local a=$WORK/cmp-$algo-cpu b=$WORK/cmp-$algo-$mode tol=0.01
 			[[ $mode == *bf16* ]] && tol=0.05
 			run "4 $algo-tiny, $STEPS steps, cpu vs $mode" 45 bash -c "set -o pipefail; rm -rf '$b' &&
-				{ [[ -s '$a/metrics.jsonl' ]] || '$BIN/train-cuda' $algo $common --set model.backend=cpu --set run.dir='$a' 2>&1 | tail -2; } &&
+				{ [[ -s '$a/metrics.jsonl' ]] || '$BIN/train-cuda' $algo $common --set model.backend=cpu --set model.compute=f32 --set run.dir='$a' 2>&1 | tail -2; } &&
 				'$BIN/train-cuda' $algo $common --set model.backend=$mode --set run.dir='$b' 2>&1 | tail -3 &&
 				'$G' compare -tol $tol -name '$algo-tiny: cpu vs $mode' -out '$f' '$a' '$b'"
 			settle "$algo-tiny: cpu vs $mode"
