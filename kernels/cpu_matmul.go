@@ -161,8 +161,7 @@ func (m bmat) from(off int) bmat {
 // of the bf16 dot GEMM when dot.
 func (c *cpuBackend) sgemm1(dot bool, tA, tB blas.Transpose, M, N, K int, alpha float32, a []float32, lda int, b bmat, ldb int, beta float32, cc []float32, ldc int) {
 	switch {
-	case dot && b.packed != nil:
-		sgemm.GemmDotPacked(c.dot, tA != blas.NoTrans, M, N, K, alpha, a, lda, b.packed, b.col, beta, cc, ldc)
+	case dot && b.packed != nil && sgemm.GemmDotPacked(c.dot, tA != blas.NoTrans, M, N, K, alpha, a, lda, b.packed, b.col, beta, cc, ldc):
 	case dot && b.bf16:
 		sgemm.GemmDotBF16(c.dot, tA != blas.NoTrans, tB != blas.NoTrans, M, N, K, alpha, a, lda, b.h, ldb, beta, cc, ldc)
 	case dot:

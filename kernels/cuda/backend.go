@@ -22,7 +22,7 @@ type Options struct {
 	// packed rows (KStart) or the paged decode cache (Pages), and training
 	// and decoding must go through the same kernels for ρ − 1 to be 0. The
 	// emulator's conformance tests turn it on.
-	TCAttention bool
+	TCAttention     bool
 	BF16TensorCores bool
 	// BF16Activations makes training graphs keep the activations their
 	// backward pass reads in bf16 between the passes

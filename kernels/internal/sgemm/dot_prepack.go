@@ -47,18 +47,20 @@ func PackDotBF16(k *DotKernel, tB bool, b []uint16, ldb, K, N int) *PackedDot {
 // GemmDotPacked is GemmDotBF16 over columns [col0, col0+N) of the packed
 // op(B): C (M×N) = alpha·bf16(op(A))·op(B)[:, col0:col0+N] + beta·C, the
 // same operations in the same order. col0 must be a multiple of p.NR and
-// k the kernel p was packed for; K must be p.K.
-func GemmDotPacked(k *DotKernel, tA bool, M, N, K int, alpha float32, a []float32, lda int, p *PackedDot, col0 int, beta float32, c []float32, ldc int) {
-	if M <= 0 || N <= 0 {
-		return
-	}
+// k the kernel p was packed for; K must be p.K. It reports false, having
+// written nothing, when p was packed for another shape or kernel (the
+// caller then runs GemmDotBF16 on the unpacked operand: the same bits).
+func GemmDotPacked(k *DotKernel, tA bool, M, N, K int, alpha float32, a []float32, lda int, p *PackedDot, col0 int, beta float32, c []float32, ldc int) bool {
 	if k.NR != p.NR || K != p.K || col0%p.NR != 0 || col0 < 0 || col0+N > p.N {
-		panic("sgemm: GemmDotPacked: operand packed for another shape or kernel")
+		return false
+	}
+	if M <= 0 || N <= 0 {
+		return true
 	}
 	_ = c[(M-1)*ldc+N-1]
 	if K <= 0 || alpha == 0 {
 		scaleC(M, N, beta, c, ldc)
-		return
+		return true
 	}
 	mr, nr := k.MR, k.NR
 	kcb := p.kcb
@@ -78,4 +80,5 @@ func GemmDotPacked(k *DotKernel, tA bool, M, N, K int, alpha float32, a []float3
 			k.fn(kp, &pa[ir*kp], &pb[jr*kp], &c[i*ldc+j], ldc, alpha, bet, m, n)
 		})
 	pool.Put(pas)
+	return true
 }

@@ -52,7 +52,9 @@ func TestGemmDotPacked(t *testing.T) {
 							boff = col0 * ldb // rows of the stored N×K B
 						}
 						GemmDotBF16(k, tA, tB, M, n, K, 1.5, a, lda, b[boff:], ldb, beta, want, n)
-						GemmDotPacked(k, tA, M, n, K, 1.5, a, lda, p, col0, beta, got, n)
+						if !GemmDotPacked(k, tA, M, n, K, 1.5, a, lda, p, col0, beta, got, n) {
+							t.Fatalf("packed operand refused at col0 %d, N %d", col0, n)
+						}
 						if !slices.Equal(got, want) {
 							t.Fatalf("%s M %d N %d K %d tA %v tB %v col0 %d beta %v: packed B gives other bits", k.Name, M, N, K, tA, tB, col0, beta)
 						}
