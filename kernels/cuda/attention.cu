@@ -20,6 +20,11 @@
 // it; the others skip it warp-uniformly. A row skips a tile in which it
 // sees no key, so the tiles past its last key change nothing either.
 //
+// Work: 4·D FLOPs per (query row, key) pair a row computes (q·k and p·v),
+// and each block reads 2·D·4 bytes of K/V per key of its passes. Packed,
+// a row of sequences of lengths L_1…L_n costs about Σ L_s²/2 pairs (plus
+// at most a partial tile per pass) where masking from key 0 cost T²/2.
+//
 // A forward block owns up to 16 "rows" (query position i, head h) that share
 // one kv head: bq positions × gb heads of the group, so decoding (Tq = 1)
 // still reuses every K/V tile across the G query heads. Each warp owns rows
