@@ -135,6 +135,6 @@ func (e *eagerOps) add(a, b act) act {
 
 func (e *eagerOps) swiGLU(gate, up act) act {
 	o := e.out(gate.w)
-	e.d.m.be.SwiGLU(o.buf, gate.buf, up.buf, e.n*gate.w)
+	e.d.m.be.SwiGLU(o.buf, gate.buf, up.buf, e.n, gate.w, gate.w)
 	return o
 }

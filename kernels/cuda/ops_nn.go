@@ -109,27 +109,32 @@ func (be *Backend) RoPE(out, x, cos, sin kernels.Buffer, pos []int32, N, H, D in
 		iArg(N), iArg(H), iArg(D), bArg(inverse))
 }
 
-func (be *Backend) SwiGLU(out, gate, up kernels.Buffer, n int) {
+func (be *Backend) SwiGLU(out, gate, up kernels.Buffer, N, F, ld int) {
 	o := be.begin("SwiGLU")
 	defer o.end()
-	o.Dims("n", n)
-	op, gp, up_ := o.out("out", out, n), o.in("gate", gate, n), o.in("up", up, n)
-	if o.Skip(n) {
+	o.Dims("N, F, ld", N, F, ld)
+	o.Stride("ld", ld, F)
+	span := kernels.StridedLen(N, F, ld)
+	op, gp, up_ := o.out("out", out, N*F), o.in("gate", gate, span), o.in("up", up, span)
+	if o.Skip(N, F) {
 		return
 	}
-	o.launch("swiglu_fwd", grid1(int64(n)), block1, pArg(op), pArg(gp), pArg(up_), lArg(int64(n)))
+	o.launch("swiglu_fwd", grid1(int64(N)*int64(F)), block1, pArg(op), pArg(gp), pArg(up_), lArg(int64(N)), iArg(F), iArg(ld))
 }
 
-func (be *Backend) SwiGLUBackward(dgate, dup, dout, gate, up kernels.Buffer, n int) {
+func (be *Backend) SwiGLUBackward(dgate, dup, dout, gate, up kernels.Buffer, N, F, ld int) {
 	o := be.begin("SwiGLUBackward")
 	defer o.end()
-	o.Dims("n", n)
-	dg, du := o.out("dgate", dgate, n), o.out("dup", dup, n)
-	dp, gp, up_ := o.in("dout", dout, n), o.in("gate", gate, n), o.in("up", up, n)
-	if o.Skip(n) {
+	o.Dims("N, F, ld", N, F, ld)
+	o.Stride("ld", ld, F)
+	span := kernels.StridedLen(N, F, ld)
+	dg, du := o.out("dgate", dgate, span), o.out("dup", dup, span)
+	dp, gp, up_ := o.in("dout", dout, N*F), o.in("gate", gate, span), o.in("up", up, span)
+	if o.Skip(N, F) {
 		return
 	}
-	o.launch("swiglu_bwd", grid1(int64(n)), block1, pArg(dg), pArg(du), pArg(dp), pArg(gp), pArg(up_), lArg(int64(n)))
+	o.launch("swiglu_bwd", grid1(int64(N)*int64(F)), block1, pArg(dg), pArg(du), pArg(dp), pArg(gp), pArg(up_),
+		lArg(int64(N)), iArg(F), iArg(ld))
 }
 
 func (be *Backend) LogProbs(lp, lse, ent, logits kernels.Buffer, targets []int32, N, V int) {

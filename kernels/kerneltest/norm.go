@@ -3,6 +3,7 @@ package kerneltest
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/argrl/argrl/kernels"
 )
@@ -91,34 +92,94 @@ func testRoPE(h *harness) {
 }
 
 // testSwiGLU: forward and backward against the reference over a wide range
-// of gate values, and the reference backward against finite differences.
+// of gate values, dense (ld = F) and in the fused gate/up layout (ld = 2F,
+// up a view of the same buffer; odd N and F), the columns a strided
+// backward must not write left as they were, a stride below the width
+// refused, and the reference backward against finite differences.
 func testSwiGLU(h *harness) {
 	t := h.t
 	n := 2053
 	g, u, dout := h.vec(n, 8), h.vec(n, 2), h.vec(n, 1)
 	out := h.zeros(n)
 	gb, ub := h.f32(g), h.f32(u)
-	h.b.SwiGLU(out, gb, ub, n)
+	h.b.SwiGLU(out, gb, ub, 1, n, n)
 	want := make([]float64, n)
-	kernels.RefSwiGLU(want, g, u, n)
+	kernels.RefSwiGLU(want, g, u, 1, n, n)
 	approx(t, "SwiGLU", h.down(out), want, rtolElem*4, atolElem)
 
 	dg, du := h.zeros(n), h.zeros(n)
-	h.b.SwiGLUBackward(dg, du, h.f32(dout), gb, ub, n)
+	h.b.SwiGLUBackward(dg, du, h.f32(dout), gb, ub, 1, n, n)
 	wdg, wdu := make([]float64, n), make([]float64, n)
-	kernels.RefSwiGLUBackward(wdg, wdu, dout, g, u, n)
+	kernels.RefSwiGLUBackward(wdg, wdu, dout, g, u, 1, n, n)
 	approx(t, "SwiGLU dgate", h.down(dg), wdg, rtolElem*4, atolElem)
 	approx(t, "SwiGLU dup", h.down(du), wdu, rtolElem*4, atolElem)
+
+	for _, sh := range [][2]int{{1, 1}, {3, 7}, {17, 33}, {5, 300}} {
+		N, F := sh[0], sh[1]
+		ld := 2 * F
+		gu, d := h.vec(N*ld, 8), h.vec(N*F, 1)
+		gub := h.f32(gu)
+		name := fmt.Sprintf("SwiGLU fused layout N=%d F=%d", N, F)
+		o := h.zeros(N * F)
+		h.b.SwiGLU(o, gub, h.b.View(gub, F, N*ld-F), N, F, ld)
+		w := make([]float64, N*F)
+		kernels.RefSwiGLU(w, gu, gu[F:], N, F, ld)
+		approx(t, name, h.down(o), w, rtolElem*4, atolElem)
+		// the same rows as separate dense buffers give the same bits
+		gs, us := make([]float64, N*F), make([]float64, N*F)
+		for r := range N {
+			copy(gs[r*F:r*F+F], gu[r*ld:r*ld+F])
+			copy(us[r*F:r*F+F], gu[r*ld+F:r*ld+ld])
+		}
+		od := h.zeros(N * F)
+		h.b.SwiGLU(od, h.f32(gs), h.f32(us), N, F, F)
+		if !slices.Equal(h.bits(o), h.bits(od)) {
+			t.Errorf("%s: differs from the same rows as dense buffers", name)
+		}
+
+		dgu := h.f32(filled(N*ld, 7)) // sentinel, fully overwritten
+		h.b.SwiGLUBackward(dgu, h.b.View(dgu, F, N*ld-F), h.f32(d), gub, h.b.View(gub, F, N*ld-F), N, F, ld)
+		wg, wu := make([]float64, N*ld), make([]float64, N*ld-F)
+		kernels.RefSwiGLUBackward(wg, wu, d, gu, gu[F:], N, F, ld)
+		for r := range N { // the up half of wg is wu's
+			copy(wg[r*ld+F:r*ld+ld], wu[r*ld:r*ld+F])
+		}
+		approx(t, name+" backward", h.down(dgu), wg, rtolElem*4, atolElem)
+
+		// ld = 3F: the columns between rows are left as they were
+		wide := h.f32(filled(N*3*F, 7))
+		h.b.SwiGLUBackward(wide, h.b.View(wide, F, N*3*F-F), h.f32(d), h.f32(h.vec(N*3*F, 8)), h.f32(h.vec(N*3*F, 2)), N, F, 3*F)
+		got := h.down(wide)
+		for r := range N {
+			for c := 2 * F; c < 3*F; c++ {
+				if got[r*3*F+c] != 7 {
+					t.Errorf("%s: SwiGLUBackward at ld = 3F wrote column %d of row %d (%v)", name, c, r, got[r*3*F+c])
+					return
+				}
+			}
+		}
+	}
+	h.b.SwiGLU(h.zeros(6), h.f32(h.vec(6, 1)), h.f32(h.vec(6, 1)), 2, 3, 2)
+	h.wantErr("SwiGLU with ld < F", "stride")
 
 	m := 41
 	g2, u2, d2 := h.vec(m, 6), h.vec(m, 2), h.vec(m, 1)
 	a, b := make([]float64, m), make([]float64, m)
-	kernels.RefSwiGLUBackward(a, b, d2, g2, u2, m)
+	kernels.RefSwiGLUBackward(a, b, d2, g2, u2, 1, m, m)
 	o := make([]float64, m)
 	fdCheck(t, "SwiGLU reference backward", func() []float64 {
-		kernels.RefSwiGLU(o, g2, u2, m)
+		kernels.RefSwiGLU(o, g2, u2, 1, m, m)
 		return o
 	}, d2, [][]float64{g2, u2}, [][]float64{a, b})
+}
+
+// filled is n copies of v.
+func filled(n int, v float64) []float64 {
+	s := make([]float64, n)
+	for i := range s {
+		s[i] = v
+	}
+	return s
 }
 
 // testLogProbs: lp, lse and entropy against the reference (rows with
