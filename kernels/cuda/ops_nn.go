@@ -151,9 +151,28 @@ func (be *Backend) LogProbs(lp, lse, ent, logits kernels.Buffer, targets []int32
 	if o.Skip(N) || !o.Targets(targets[:N], V) {
 		return
 	}
-	o.launch(kernel, dim3{N, 1, 1}, rowBlock(V), pArg(lpp), pArg(lsep), pArg(entp), pArg(xp),
-		pArg(o.ints(targets[:N])), iArg(N), iArg(V), bArg(ent != nil))
+	tp := o.ints(targets[:N])
+	if V <= lpChunk {
+		o.launch(kernel, dim3{N, 1, 1}, rowBlock(V), pArg(lpp), pArg(lsep), pArg(entp), pArg(xp),
+			pArg(tp), iArg(N), iArg(V), bArg(ent != nil))
+		return
+	}
+	// vocabulary chunks: one block per (chunk, row), then one warp per row
+	suffix := kernel[len("logprobs_fwd"):] // "" or "_bf16"
+	nc := (V + lpChunk - 1) / lpChunk
+	part := o.scratch(int64(N) * int64(nc) * 3 * 4)
+	o.launch("logprobs_chunk"+suffix, dim3{nc, min(N, 65535), 1}, dim3{lpChunkThreads, 1, 1}, pArg(part), pArg(xp),
+		iArg(N), iArg(V), iArg(nc))
+	o.launch("logprobs_combine"+suffix, dim3{N, 1, 1}, dim3{32, 1, 1}, pArg(lpp), pArg(lsep), pArg(entp), pArg(part),
+		pArg(xp), pArg(tp), iArg(N), iArg(V), iArg(nc), bArg(ent != nil))
 }
+
+// lpChunk and lpChunkThreads are logprobs.cu's LP_CHUNK and
+// LP_CHUNK_THREADS: rows longer than lpChunk are read in chunks of it.
+const (
+	lpChunk        = 4096
+	lpChunkThreads = 256
+)
 
 func (be *Backend) LogProbsBackward(dlogits, dlp, logits, lse kernels.Buffer, targets []int32, N, V int) {
 	o := be.begin("LogProbsBackward")
