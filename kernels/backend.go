@@ -211,7 +211,10 @@ type Backend interface {
 	EmbeddingBackward(dtable, dout Buffer, ids []int32, C int)
 
 	// RMSNorm over the last axis: rstd[n] = 1/sqrt(mean_c x[n,c]² + eps);
-	// out[n,c] = x[n,c]·rstd[n]·w[c]. x, out [N,C]; w [C]; rstd [N].
+	// out[n,c] = x[n,c]·rstd[n]·w[c]. x, out [N,C]; w [C]; rstd [N]. out
+	// may be BF16 (the one op whose output may): each element is the F32
+	// result rounded to nearest even, the input a bf16 GEMM wants, written
+	// without an F32 copy and a Convert.
 	RMSNorm(out, rstd, x, w Buffer, N, C int, eps float32)
 	// RMSNormBackward writes dx [N,C] and dw [C] (summed over rows).
 	RMSNormBackward(dx, dw, dout, x, w, rstd Buffer, N, C int)

@@ -73,7 +73,7 @@ func (c *cpuBackend) EmbeddingBackward(dtable, dout Buffer, ids []int32, C int) 
 func (c *cpuBackend) RMSNorm(out, rstd, x, w Buffer, N, C int, eps float32) {
 	k := c.check("RMSNorm")
 	k.Dims("N,C", N, C)
-	o := k.f32("out", out, N*C)
+	ob := k.buf("out", out, N*C, WriteAny) // F32, or BF16 (rounded)
 	r := k.f32("rstd", rstd, N)
 	xs := k.in("x", x, N*C)
 	ws := k.in("w", w, C)
@@ -82,13 +82,21 @@ func (c *cpuBackend) RMSNorm(out, rstd, x, w Buffer, N, C int, eps float32) {
 	}
 	c.parallelFor(N, rowGrain(C), func(lo, hi int) {
 		for n := lo; n < hi; n++ {
-			xr, or := xs[n*C:n*C+C], o[n*C:n*C+C]
+			xr := xs[n*C : n*C+C]
 			var ss float64
 			for _, v := range xr {
 				ss += float64(v) * float64(v)
 			}
 			rs := float32(1 / math.Sqrt(ss/float64(C)+float64(eps)))
 			r[n] = rs
+			if ob.dt == BF16 {
+				oh := ob.st.h[ob.off+n*C : ob.off+n*C+C]
+				for i, v := range xr {
+					oh[i] = BF16FromFloat32(v * rs * ws[i])
+				}
+				continue
+			}
+			or := ob.st.f[ob.off+n*C : ob.off+n*C+C]
 			for i, v := range xr {
 				or[i] = v * rs * ws[i]
 			}

@@ -46,12 +46,16 @@ func (be *Backend) RMSNorm(out, rstd, x, w kernels.Buffer, N, C int, eps float32
 	o := be.begin("RMSNorm")
 	defer o.end()
 	o.Dims("N, C", N, C)
-	op, rp := o.out("out", out, N*C), o.out("rstd", rstd, N)
+	ob, rp := o.buf("out", out, N*C, kernels.WriteAny), o.out("rstd", rstd, N) // out F32 or BF16
 	xp, wp := o.in("x", x, N*C), o.in("w", w, C)
 	if o.Skip(N, C) {
 		return
 	}
-	o.launch("rmsnorm_fwd", dim3{N, 1, 1}, rowBlock(C), pArg(op), pArg(rp), pArg(xp), pArg(wp), iArg(N), iArg(C), fArg(eps))
+	kernel := "rmsnorm_fwd"
+	if ob.dt == kernels.BF16 {
+		kernel = "rmsnorm_fwd_bf16"
+	}
+	o.launch(kernel, dim3{N, 1, 1}, rowBlock(C), pArg(ob.ptr()), pArg(rp), pArg(xp), pArg(wp), iArg(N), iArg(C), fArg(eps))
 }
 
 func (be *Backend) RMSNormBackward(dx, dw, dout, x, w, rstd kernels.Buffer, N, C int) {

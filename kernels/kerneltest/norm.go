@@ -12,7 +12,9 @@ import (
 // reference, and the reference backward against finite differences.
 func testRMSNorm(h *harness) {
 	t := h.t
-	for _, s := range []struct{ N, C int }{{5, 7}, {3, 64}, {17, 13}} {
+	// rows of one block of 32 threads up to 1024 (the CUDA row kernels'
+	// blocks: C rounded up to a warp, at most 1024) and longer rows
+	for _, s := range []struct{ N, C int }{{5, 7}, {3, 64}, {17, 13}, {4, 3}, {3, 33}, {2, 1000}, {3, 2049}} {
 		N, C := s.N, s.C
 		eps := float32(1e-6)
 		x, w, dout := h.vec(N*C, 2), h.vec(C, 1.5), h.vec(N*C, 1)
@@ -35,6 +37,14 @@ func testRMSNorm(h *harness) {
 		ip := h.f32(x)
 		h.b.RMSNorm(ip, rstd, ip, wb, N, C, eps)
 		approx(t, what+" in place", h.down(ip), wo, rtolReduce, atolReduce)
+
+		// a BF16 out holds exactly the F32 result rounded (Convert)
+		ob, cv := h.b.Alloc(kernels.BF16, N*C), h.b.Alloc(kernels.BF16, N*C)
+		h.b.RMSNorm(ob, h.zeros(N), xb, wb, N, C, eps)
+		h.b.Convert(cv, out)
+		if !slices.Equal(h.down(ob), h.down(cv)) {
+			t.Errorf("%s: a bf16 out differs from the f32 out converted to bf16", what)
+		}
 
 		o, r := make([]float64, N*C), make([]float64, N)
 		fdCheck(t, what+" reference backward", func() []float64 {
