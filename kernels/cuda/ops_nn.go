@@ -123,7 +123,7 @@ func (be *Backend) SwiGLU(out, gate, up kernels.Buffer, N, F, ld int) {
 	if o.Skip(N, F) {
 		return
 	}
-	o.launch("swiglu_fwd", grid1(int64(N)*int64(F)), block1, pArg(op), pArg(gp), pArg(up_), lArg(int64(N)), iArg(F), iArg(ld))
+	o.launch("swiglu_fwd", rowsGrid(N, F), block1, pArg(op), pArg(gp), pArg(up_), iArg(N), iArg(F), lArg(int64(ld)))
 }
 
 func (be *Backend) SwiGLUBackward(dgate, dup, dout, gate, up kernels.Buffer, N, F, ld int) {
@@ -137,8 +137,15 @@ func (be *Backend) SwiGLUBackward(dgate, dup, dout, gate, up kernels.Buffer, N, 
 	if o.Skip(N, F) {
 		return
 	}
-	o.launch("swiglu_bwd", grid1(int64(N)*int64(F)), block1, pArg(dg), pArg(du), pArg(dp), pArg(gp), pArg(up_),
-		lArg(int64(N)), iArg(F), iArg(ld))
+	o.launch("swiglu_bwd", rowsGrid(N, F), block1, pArg(dg), pArg(du), pArg(dp), pArg(gp), pArg(up_),
+		iArg(N), iArg(F), lArg(int64(ld)))
+}
+
+// rowsGrid is mlp.cu's grid over N rows of F columns: blocks of 256 over
+// the columns (at most 8192), one block row per row (at most 65535; both
+// loops stride).
+func rowsGrid(N, F int) dim3 {
+	return dim3{grid1(int64(F)).x, min(max(N, 1), 65535), 1}
 }
 
 func (be *Backend) LogProbs(lp, lse, ent, logits kernels.Buffer, targets []int32, N, V int) {

@@ -161,16 +161,20 @@ func SwiGLU(gate, up *gorgonia.Node) (*gorgonia.Node, error) {
 		return nil, err
 	}
 	n := size(gate)
+	F := n // rows of the last axis (one row for a vector)
+	if sh := gate.Shape(); len(sh) > 1 && sh[len(sh)-1] > 0 {
+		F = sh[len(sh)-1]
+	}
 	o := &op{name: "SwiGLU", out: gate.Shape(), diff: []bool{true, true}}
 	o.run = func(be kernels.Backend, out kernels.Buffer, in []kernels.Buffer) error {
-		be.SwiGLU(out, in[0], in[1], 1, n, n)
+		be.SwiGLU(out, in[0], in[1], n/max(F, 1), F, F)
 		return nil
 	}
 	o.grad = func(in gorgonia.Nodes, _, g *gorgonia.Node) (gorgonia.Nodes, error) {
 		bo := &op{name: "SwiGLUBackward", key: fmt.Sprintf("n=%d", n), out: tensor.Shape{2 * n}}
 		bo.run = func(be kernels.Backend, out kernels.Buffer, in []kernels.Buffer) error {
 			// in: dout, gate, up
-			be.SwiGLUBackward(be.View(out, 0, n), be.View(out, n, n), viewOf(be, in[0], 0, n), in[1], in[2], 1, n, n)
+			be.SwiGLUBackward(be.View(out, 0, n), be.View(out, n, n), viewOf(be, in[0], 0, n), in[1], in[2], n/max(F, 1), F, F)
 			return nil
 		}
 		bw, err := apply(bo, g, in[0], in[1])
