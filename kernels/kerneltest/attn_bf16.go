@@ -29,9 +29,10 @@ const (
 // cache (Slot, QPos, KLen, Tq = 1, batch rows at different lengths), a
 // chunked prefill into a cache, packed rows (KStart: sequence boundaries
 // inside a block of rows, several sequences in one block, a sequence
-// longer than a chunk starting mid-tile) and paged caches (16-token pages
-// in shuffled order: decoding, a prefill chunk, and the 7B decode shape:
-// 64 rows at a 1,536-token context sharing the pages of one prompt).
+// longer than a chunk starting mid-tile, one head, the 7B shape packed
+// with two sequences) and paged caches (16-token pages in shuffled order:
+// decoding, one head, a prefill chunk, and the 7B decode shape: 64 rows
+// at a 1,536-token context sharing the pages of one prompt).
 func AttnBF16Cases() []kernels.AttnParams {
 	return []kernels.AttnParams{
 		{B: 1, Tq: 1536, Hq: 7, Hkv: 1, D: 128, S: 1, Tmax: 1536},
@@ -45,10 +46,14 @@ func AttnBF16Cases() []kernels.AttnParams {
 		{B: 2, Tq: 340, Hq: 2, Hkv: 1, D: 64, S: 2, Tmax: 340,
 			KStart: append(packedStarts(45, 290, 5), packedStarts(1, 2, 3, 4, 330)...)},
 		{B: 1, Tq: 100, Hq: 7, Hkv: 1, D: 128, S: 1, Tmax: 100, KStart: packedStarts(33, 1, 66)},
+		{B: 1, Tq: 77, Hq: 1, Hkv: 1, D: 64, S: 1, Tmax: 77, KStart: packedStarts(30, 47)},
+		{B: 1, Tq: 1536, Hq: 7, Hkv: 1, D: 128, S: 1, Tmax: 1536, KStart: packedStarts(700, 836)},
 		{B: 3, Tq: 1, Hq: 14, Hkv: 2, D: 128, S: 45, Tmax: 16, QPos: []int32{530, 7, 0}, KLen: []int32{531, 8, 1},
 			Pages: shuffledPages(3, 34, 45, 1), MaxPages: 34},
 		{B: 2, Tq: 9, Hq: 3, Hkv: 3, D: 32, S: 30, Tmax: 16, QPos: []int32{250, 3}, KLen: []int32{259, 12},
 			Pages: shuffledPages(2, 17, 30, 2), MaxPages: 17},
+		{B: 2, Tq: 1, Hq: 1, Hkv: 1, D: 64, S: 12, Tmax: 16, QPos: []int32{40, 130}, KLen: []int32{41, 131},
+			Pages: shuffledPages(2, 9, 12, 4), MaxPages: 9},
 		{B: 64, Tq: 1, Hq: 7, Hkv: 1, D: 128, S: 100, Tmax: 16, QPos: decodeRange(64, 1535), KLen: decodeRange(64, 1536),
 			Pages: sharedPages(64, 96, 100), MaxPages: 96},
 	}
