@@ -20,16 +20,20 @@
 // so that ldmatrix's 8 rows hit 8 different bank groups.
 //
 // Summation order, so that decoding and training agree bit for bit (ρ − 1
-// = 0 on the first mini-batch, docs/design.md): keys are cut into chunks
-// of ATC_KC = 256 at fixed positions (j / 256) and each chunk into tiles
-// of 32 at fixed positions. A chunk's partial (m, l, o) of one row depends
-// only on that row, the chunk's keys and the tile order; chunks are
-// merged c = 0, 1, ... by attc_merge. Training (split = 0) merges in
-// registers; decoding (split = 1, flash-decoding: one block per chunk, so
-// one long context fills the GPU) writes partials and attn_tc_combine
-// merges them with the same function. Rows of a block, tiles a row does
-// not see and chunks past a row's keys change nothing (exact identities:
-// x·1, x + 0), so neither the batch nor the tiling enters a row's sums.
+// = 0 on the first mini-batch, docs/design.md): a row's keys are cut into
+// chunks of ATC_KC = 256 and each chunk into tiles of 32, at positions
+// counted from the row's first key ((j − kstart) / 256; kstart = 0
+// without packing), so a packed sequence is cut where it would be alone
+// or decoded. A block whose rows start at different keys (a sequence
+// boundary) runs one pass per distinct kstart (attc_next_pass). A chunk's
+// partial (m, l, o) of one row depends only on that row, the chunk's keys
+// and the tile order; chunks are merged c = 0, 1, ... by attc_merge.
+// Training (split = 0) merges in registers; decoding (split = 1,
+// flash-decoding: one block per chunk, so one long context fills the GPU)
+// writes partials and attn_tc_combine merges them with the same function.
+// Rows of a block, passes and tiles a row does not see and chunks past a
+// row's keys change nothing (exact identities: x·1, x + 0), so neither
+// the batch, the packing, the paging nor the split enters a row's sums.
 //
 // Bytes and FLOPs per (row, visible key): 4·D FLOPs on tensor cores (Q·Kᵀ
 // and P·V); K/V read once per block of 64 rows: 4·D bytes per key.
