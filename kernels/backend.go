@@ -309,11 +309,12 @@ type BF16Activations interface {
 }
 
 // BF16KVCache is implemented by backends whose attention reads keys and
-// values in bf16 (the CUDA tensor-core modes): a decoder then allocates its
-// KV cache in BF16 (half the memory and bandwidth; KVWrite rounds each
-// element), and training reads the same rounded values.
+// values in bf16 (the CUDA tensor-core modes): when BF16KVCache(headDim)
+// is true, a decoder allocates its KV cache in BF16 (half the memory and
+// bandwidth; KVWrite and KVScatter round each element), and training reads
+// the same rounded values.
 type BF16KVCache interface {
-	BF16KVCache() bool
+	BF16KVCache(headDim int) bool
 }
 
 // DropoutUniform is the counter-based uniform in [0,1) shared by every

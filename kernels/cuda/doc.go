@@ -104,15 +104,20 @@
 // statistics (MemStats: peak, requests, reuse, device allocations) are
 // printed when a run closes the backend.
 //
-// In the tensor-core modes attention runs on attn_tc.cu/attn_tc_bwd.cu
-// (head dims 16, 32, 64, 128; others use the f32 kernels below):
-// FlashAttention-2 style on mma.sync with bf16 q, k, v and P, f32
-// accumulation and softmax, K/V tiles double-buffered by cp.async; keys in
-// fixed 256-key chunks merged in order, so decoding (split along the chunks
-// across blocks, flash-decoding, then attn_tc_combine) and training give
-// the same bits and ρ − 1 stays exactly 0 (TestRatioExactOnCUDAEmu); the
-// decoder's KV cache is bf16 there (kernels.BF16KVCache). LogProbs and its
-// backward read bf16 logits (the bf16 stash) in place.
+// In the tensor-core modes ("cuda-bf16tc", "cuda-bf16", "cuda-emu-bf16")
+// attention runs on attn_tc.cu/attn_tc_bwd.cu (head dims 16, 32, 64, 128;
+// others use the f32 kernels below): FlashAttention-2 style on mma.sync
+// with bf16 q, k, v and P, f32 accumulation and softmax, K/V tiles
+// double-buffered by cp.async. Training, packed rows (KStart) and the
+// decoder's paged cache (Pages, read in place: no gather) all go through
+// it. A row's keys are cut into 256-key chunks and 32-key tiles counted
+// from its first key (KStart, or 0; a block holding rows of several packed
+// sequences makes one pass per distinct first key), and chunks are merged
+// in order, so decoding (split along the chunks across blocks,
+// flash-decoding, then attn_tc_combine) and packed or unpacked training
+// give the same bits and ρ − 1 stays exactly 0 (TestRatioExactOnCUDAEmu);
+// the decoder's KV cache is bf16 there (kernels.BF16KVCache). LogProbs and
+// its backward read bf16 logits (the bf16 stash) in place.
 //
 // Kernels: RMSNorm (block per row, deterministic two-pass dw; an f32 or
 // a bf16 out), RoPE, the decode step's fused bias + RoPE + KV write
