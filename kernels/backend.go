@@ -309,6 +309,17 @@ type BF16KVCache interface {
 	BF16KVCache() bool
 }
 
+// FusedProjections is implemented by backends that want each decoder
+// layer's q, k and v projections, and its gate and up projections,
+// computed as one GEMM each over weights concatenated at load (the CUDA
+// backend: fewer, larger GEMMs). A model then keeps each member's weight as
+// a view of the concatenation, so it holds no second copy. The CPU backend
+// does not: it maps checkpoint weights in place, and concatenating them
+// would be a second resident copy.
+type FusedProjections interface {
+	FusedProjections() bool
+}
+
 // DropoutUniform is the counter-based uniform in [0,1) shared by every
 // backend, so masks are reproducible across devices:
 // splitmix64(seed + i·0x9E3779B97F4A7C15), top 24 bits / 2²⁴.

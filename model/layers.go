@@ -31,16 +31,20 @@ type Linear struct {
 
 // Attention holds one layer's attention projections (Linear layout [out, in]).
 type Attention struct {
-	AttnNorm *Param  `st:"model.layers.%d.input_layernorm.weight" shape:"C"` // [C]
-	Q        *Linear `st:"model.layers.%d.self_attn.q_proj" shape:"Hq*D,C"`  // [Hq·D, C]
-	K        *Linear `st:"model.layers.%d.self_attn.k_proj" shape:"Hkv*D,C"` // [Hkv·D, C]
-	V        *Linear `st:"model.layers.%d.self_attn.v_proj" shape:"Hkv*D,C"` // [Hkv·D, C]
-	O        *Linear `st:"model.layers.%d.self_attn.o_proj" shape:"C,Hq*D"`  // [C, Hq·D]
+	AttnNorm *Param       `st:"model.layers.%d.input_layernorm.weight" shape:"C"` // [C]
+	Q        *Linear      `st:"model.layers.%d.self_attn.q_proj" shape:"Hq*D,C"`  // [Hq·D, C]
+	K        *Linear      `st:"model.layers.%d.self_attn.k_proj" shape:"Hkv*D,C"` // [Hkv·D, C]
+	V        *Linear      `st:"model.layers.%d.self_attn.v_proj" shape:"Hkv*D,C"` // [Hkv·D, C]
+	O        *Linear      `st:"model.layers.%d.self_attn.o_proj" shape:"C,Hq*D"`  // [C, Hq·D]
+	qkv      *fusedLinear // Q, K and V as one GEMM (fused.go), or nil
 }
 
 // project is the attention pre-norm and the q, k and v projections of x.
 func (a *Attention) project(o ops, x act) (q, k, v act) {
 	h := o.rmsNorm(x, a.AttnNorm)
+	if p := o.fused(h, a.qkv); p != nil {
+		return p[0], p[1], p[2]
+	}
 	return o.linear(h, a.Q), o.linear(h, a.K), o.linear(h, a.V)
 }
 
@@ -53,16 +57,23 @@ func (a *Attention) attend(o ops, x, q, k, v act, layer int) act {
 
 // MLP holds one layer's SiLU-gated feed-forward block.
 type MLP struct {
-	MLPNorm *Param  `st:"model.layers.%d.post_attention_layernorm.weight" shape:"C"` // [C]
-	Gate    *Linear `st:"model.layers.%d.mlp.gate_proj" shape:"F,C"`                 // [F, C]
-	Up      *Linear `st:"model.layers.%d.mlp.up_proj" shape:"F,C"`                   // [F, C]
-	Down    *Linear `st:"model.layers.%d.mlp.down_proj" shape:"C,F"`                 // [C, F]
+	MLPNorm *Param       `st:"model.layers.%d.post_attention_layernorm.weight" shape:"C"` // [C]
+	Gate    *Linear      `st:"model.layers.%d.mlp.gate_proj" shape:"F,C"`                 // [F, C]
+	Up      *Linear      `st:"model.layers.%d.mlp.up_proj" shape:"F,C"`                   // [F, C]
+	Down    *Linear      `st:"model.layers.%d.mlp.down_proj" shape:"C,F"`                 // [C, F]
+	gateUp  *fusedLinear // Gate and Up as one GEMM (fused.go), or nil
 }
 
 // forward is the MLP half of a layer, residual included.
 func (m *MLP) forward(o ops, x act) act {
 	h := o.rmsNorm(x, m.MLPNorm)
-	s := o.swiGLU(o.linear(h, m.Gate), o.linear(h, m.Up))
+	gate, up := act{}, act{}
+	if p := o.fused(h, m.gateUp); p != nil {
+		gate, up = p[0], p[1]
+	} else {
+		gate, up = o.linear(h, m.Gate), o.linear(h, m.Up)
+	}
+	s := o.swiGLU(gate, up)
 	return o.add(x, o.linear(s, m.Down))
 }
 

@@ -129,12 +129,13 @@ type Model struct {
 	maxLen  int
 	eps     float32
 
-	bf16      bool       // Options.Compute is bf16: matmuls with bf16 products
-	recompute bool       // Options.Recompute is layer
-	lora      *loraState // nil without adapters
-	scale     float32    // the run-time LoRA scale the graphs read: α/r, or 0 (off / merged)
-	adapters  bool       // SetAdapters state
-	merged    []merged   // the f32 merged weights while merged (lora.go)
+	bf16      bool             // Options.Compute is bf16: matmuls with bf16 products
+	recompute bool             // Options.Recompute is layer
+	lora      *loraState       // nil without adapters
+	scale     float32          // the run-time LoRA scale the graphs read: α/r, or 0 (off / merged)
+	adapters  bool             // SetAdapters state
+	merged    []merged         // the f32 merged weights while merged (lora.go)
+	fusedW    []kernels.Buffer // concatenated projection weights (fused.go)
 	trainable []*Param
 	steps     uint64 // Step calls: the dropout seed counter
 
@@ -202,6 +203,7 @@ func Open(dir string, be kernels.Backend, o Options) (*Model, error) {
 		m.Close()
 		return nil, fmt.Errorf("model: Open %s: %w", dir, err)
 	}
+	m.fuse()
 	if err := m.setupLoRA(file); err != nil {
 		m.Close()
 		return nil, fmt.Errorf("model: Open %s: %w", dir, err)
@@ -303,6 +305,10 @@ func (m *Model) Close() {
 			m.be.Free(p.G)
 		}
 	}
+	for _, b := range m.fusedW {
+		m.be.Free(b)
+	}
+	m.fusedW = nil
 	for _, b := range []kernels.Buffer{m.cos, m.sin} {
 		if b != nil {
 			m.be.Free(b)

@@ -54,3 +54,8 @@ func pick(c bool, x, y int) int {
 	}
 	return y
 }
+
+// FusedProjections: models on this backend concatenate each layer's q/k/v
+// and gate/up weights at upload and run each group as one GEMM
+// (kernels.FusedProjections).
+func (be *Backend) FusedProjections() bool { return true }

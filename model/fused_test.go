@@ -1,0 +1,135 @@
+package model
+
+import (
+	"math"
+	"testing"
+
+	"github.com/argrl/argrl/kernels"
+)
+
+// openFused opens a fixture with the q/k/v and gate/up projections fused,
+// as the CUDA backend does, on the CPU backend.
+func openFused(t *testing.T, name string, o Options) *Model {
+	t.Helper()
+	saved := fuseProjections
+	fuseProjections = func(kernels.Backend) bool { return true }
+	defer func() { fuseProjections = saved }()
+	m := openFixture(t, name, o)
+	n := 0
+	for i := range m.w.numLayers() {
+		l := m.w.layer(i)
+		if l.(attnLayer).attn().qkv != nil {
+			n++
+		}
+		if l.(mlpLayer).mlp().gateUp != nil {
+			n++
+		}
+	}
+	if n != 2*m.Config.NumLayers || len(m.fusedW) != n {
+		t.Fatalf("%s: %d fused groups (%d buffers), want %d", name, n, len(m.fusedW), 2*m.Config.NumLayers)
+	}
+	return m
+}
+
+func sameBits(t *testing.T, what string, got, want [][]float32) {
+	t.Helper()
+	for b := range want {
+		if len(got[b]) != len(want[b]) {
+			t.Fatalf("%s: row %d has %d values, want %d", what, b, len(got[b]), len(want[b]))
+		}
+		for i := range want[b] {
+			if math.Float32bits(got[b][i]) != math.Float32bits(want[b][i]) {
+				t.Fatalf("%s: [%d][%d] = %v, unfused %v", what, b, i, got[b][i], want[b][i])
+			}
+		}
+	}
+}
+
+// TestFusedProjections: on every fixture, with the fixture's adapter on and
+// off, a model whose q/k/v and gate/up run as one GEMM each gives the
+// unfused model's log-probs bit for bit (training graph and KV-cache
+// decode: on the CPU each output element is the same K-long sum whatever
+// the GEMM's N), and its LoRA gradients within float32 rounding (the input
+// gradient of a fused projection is one GEMM over the concatenated output
+// gradients). Checkpoint names, adapter names and PEFT export are those of
+// the unfused model; merged adapters run unfused and match too.
+func TestFusedProjections(t *testing.T) {
+	for _, name := range fixtureNames {
+		t.Run(name, func(t *testing.T) {
+			ref := readFixtureRef(t, name)
+			plain, fused := openFixture(t, name, withAdapter(name)), openFused(t, name, withAdapter(name))
+			for _, on := range []bool{true, false} {
+				for _, m := range []*Model{plain, fused} {
+					if err := m.SetAdapters(on); err != nil {
+						t.Fatal(err)
+					}
+				}
+				want, err := plain.LogProbs(ref.Tokens, on)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, err := fused.LogProbs(ref.Tokens, on)
+				if err != nil {
+					t.Fatal(err)
+				}
+				sameBits(t, "graph log-probs", got, want)
+				prompt := []int{5, 3, 7, 1}
+				wd, wf, _ := decodeLogProbs(t, plain, ref.Tokens, prompt, 3)
+				gd, gf, _ := decodeLogProbs(t, fused, ref.Tokens, prompt, 3)
+				sameBits(t, "decode log-probs", append(gd, gf), append(wd, wf))
+				if d := maxDiff(gd, got); d > 1e-5 {
+					t.Errorf("adapters=%v: fused decode vs fused graph %.2e", on, d)
+				}
+			}
+			for _, m := range []*Model{plain, fused} {
+				if err := m.SetAdapters(true); err != nil {
+					t.Fatal(err)
+				}
+				m.ZeroGrad()
+				if err := m.Step(ref.Tokens, maskedNLLGrad(ref.LossMask)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var worst float64
+			for i, p := range plain.Trainable() {
+				q := fused.Trainable()[i]
+				if p.Name != q.Name {
+					t.Fatalf("trainable %d: %s, unfused %s", i, q.Name, p.Name)
+				}
+				e := relErr32(readGrad(fused, q), readGrad(plain, p))
+				worst = math.Max(worst, e)
+				if e > 1e-5 {
+					t.Errorf("%s: gradient relative error %.2e between fused and unfused", p.Name, e)
+				}
+			}
+			t.Logf("worst LoRA gradient relative error fused vs unfused %.2e", worst)
+			pa, err := plain.Adapter()
+			if err != nil {
+				t.Fatal(err)
+			}
+			fa, err := fused.Adapter()
+			if err != nil {
+				t.Fatal(err)
+			}
+			for path, l := range pa.Modules {
+				if fl := fa.Modules[path]; fl == nil || fl.A.Name != l.A.Name || fl.B.Name != l.B.Name {
+					t.Fatalf("adapter module %s: fused model names it differently", path)
+				}
+			}
+			for _, m := range []*Model{plain, fused} {
+				if err := m.Merge(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := plain.LogProbs(ref.Tokens, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := fused.LogProbs(ref.Tokens, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sameBits(t, "merged log-probs", got, want)
+		})
+	}
+}
