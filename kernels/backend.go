@@ -95,12 +95,19 @@ type Buffer interface {
 // backend-defined order. A backend without bf16 arithmetic (see
 // BF16Products) ignores it and computes the float32 product, so results
 // are then those of BF16 = false, bit for bit.
+//
+// Bias, if non-nil, is a read-only [N] (F32 or BF16) added to every row of
+// every batch item after the product: C = Alpha·op(A)·op(B) + Beta·C +
+// bias, the bias added in float32 to the rounded product, so the result is
+// that of MatMul followed by AddBias bit for bit (a GEMM epilogue on the
+// CUDA backend: cuBLASLt's CUBLASLT_EPILOGUE_BIAS).
 type MatMulParams struct {
 	Batch, M, N, K            int
 	TransA, TransB            bool
 	Alpha, Beta               float32
 	StrideA, StrideB, StrideC int
 	BF16                      bool
+	Bias                      Buffer
 }
 
 // BF16Products reports whether be computes MatMuls with BF16 set in bf16

@@ -106,7 +106,11 @@ func (e *eagerOps) fused(x act, f *fusedLinear) []act {
 	}
 	W, in := f.W.Shape[0], f.W.Shape[1]
 	y := e.a.get(e.n * W)
-	m.be.MatMul(y, x.buf, f.W.W, kernels.MatMulParams{Batch: 1, M: e.n, N: W, K: in, TransB: true, Alpha: 1, BF16: m.bf16})
+	p := kernels.MatMulParams{Batch: 1, M: e.n, N: W, K: in, TransB: true, Alpha: 1, BF16: m.bf16}
+	if f.bias != nil {
+		p.Bias = f.bias.W
+	}
+	m.be.MatMul(y, x.buf, f.W.W, p)
 	out := make([]act, len(f.parts))
 	for i, off := range f.offsets() {
 		out[i] = e.out(f.widths[i])

@@ -38,6 +38,11 @@ type fusedLinear struct {
 	W      *Param    // [Σ out, in], the members' weights by rows
 	parts  []*Linear // in output order; each member's W is a view of W
 	widths []int     // each member's out
+	// bias, when set, is the members' biases concatenated [Σ out] (Qwen2's
+	// q, k and v; each member's bias a view of it), added by the GEMM
+	// (MatMulParams.Bias: cuBLASLt's bias epilogue) before the LoRA
+	// branches, as PEFT orders them: (x·Wᵀ + b) + (α/r)·B A x.
+	bias *Param
 }
 
 // attnLayer and mlpLayer reach the shared blocks of an architecture's
@@ -55,8 +60,15 @@ var fuseProjections = func(be kernels.Backend) bool {
 	return ok && f.FusedProjections()
 }
 
+// foldBiases says whether Open also folds Qwen2's q/k/v biases into the
+// fused GEMM: in the bf16 tensor-core modes of the CUDA backend (where it
+// fuses and computes in bf16), the one place a separate bias pass costs a
+// read and a write of the projection's output on the GPU.
+var foldBiases = func(be kernels.Backend) bool { return fuseProjections(be) && kernels.BF16Products(be) }
+
 // fuse concatenates every layer's q/k/v and gate/up weights when the
-// backend asks for it. Full fine-tuning keeps separate trainable weights.
+// backend asks for it (and Qwen2's q/k/v biases with foldBiases). Full
+// fine-tuning keeps separate trainable weights.
 func (m *Model) fuse() {
 	if m.opt.FullFT || !fuseProjections(m.be) {
 		return
@@ -66,6 +78,9 @@ func (m *Model) fuse() {
 		if a, ok := l.(attnLayer); ok {
 			at := a.attn()
 			at.qkv = m.concat(at.Q, at.K, at.V)
+			if q2, ok := l.(*Qwen2Layer); ok && at.qkv != nil && foldBiases(m.be) {
+				at.qkv.bias = m.concatBias(q2.QBias, q2.KBias, q2.VBias)
+			}
 		}
 		if f, ok := l.(mlpLayer); ok {
 			ml := f.mlp()
@@ -105,7 +120,28 @@ func (m *Model) concat(ls ...*Linear) *fusedLinear {
 	return f
 }
 
-// fusedParts is the part offsets of f's output rows.
+// concatBias puts f32 vectors one after another in a new buffer and makes
+// each a view of it.
+func (m *Model) concatBias(ps ...*Param) *Param {
+	n, names := 0, make([]string, len(ps))
+	for i, p := range ps {
+		n += p.Len()
+		names[i] = p.Name
+	}
+	buf := m.be.Alloc(kernels.F32, n)
+	off := 0
+	for _, p := range ps {
+		v := m.be.View(buf, off, p.Len())
+		m.be.Copy(v, p.W)
+		m.be.Free(p.W)
+		p.W = v
+		off += p.Len()
+	}
+	m.fusedW = append(m.fusedW, buf)
+	return &Param{Name: strings.Join(names, "+"), Shape: []int{n}, W: buf}
+}
+
+// offsets is the part offsets of f's output rows.
 func (f *fusedLinear) offsets() []int {
 	out := make([]int, len(f.widths))
 	off := 0

@@ -8,12 +8,14 @@ import (
 )
 
 // openFused opens a fixture with the q/k/v and gate/up projections fused,
-// as the CUDA backend does, on the CPU backend.
-func openFused(t *testing.T, name string, o Options) *Model {
+// as the CUDA backend does, on the CPU backend; with fold, Qwen2's q/k/v
+// biases are added by the fused GEMM (as in the CUDA bf16 modes).
+func openFused(t *testing.T, name string, o Options, fold bool) *Model {
 	t.Helper()
-	saved := fuseProjections
+	saved, savedFold := fuseProjections, foldBiases
 	fuseProjections = func(kernels.Backend) bool { return true }
-	defer func() { fuseProjections = saved }()
+	foldBiases = func(kernels.Backend) bool { return fold }
+	defer func() { fuseProjections, foldBiases = saved, savedFold }()
 	m := openFixture(t, name, o)
 	n := 0
 	for i := range m.w.numLayers() {
@@ -25,7 +27,11 @@ func openFused(t *testing.T, name string, o Options) *Model {
 			n++
 		}
 	}
-	if n != 2*m.Config.NumLayers || len(m.fusedW) != n {
+	nb := 0
+	if fold && m.Config.AttentionBias {
+		nb = m.Config.NumLayers // a bias buffer per layer
+	}
+	if n != 2*m.Config.NumLayers || len(m.fusedW) != n+nb {
 		t.Fatalf("%s: %d fused groups (%d buffers), want %d", name, n, len(m.fusedW), 2*m.Config.NumLayers)
 	}
 	return m
@@ -57,7 +63,7 @@ func TestFusedProjections(t *testing.T) {
 	for _, name := range fixtureNames {
 		t.Run(name, func(t *testing.T) {
 			ref := readFixtureRef(t, name)
-			plain, fused := openFixture(t, name, withAdapter(name)), openFused(t, name, withAdapter(name))
+			plain, fused := openFixture(t, name, withAdapter(name)), openFused(t, name, withAdapter(name), false)
 			for _, on := range []bool{true, false} {
 				for _, m := range []*Model{plain, fused} {
 					if err := m.SetAdapters(on); err != nil {
@@ -130,6 +136,63 @@ func TestFusedProjections(t *testing.T) {
 				t.Fatal(err)
 			}
 			sameBits(t, "merged log-probs", got, want)
+		})
+	}
+}
+
+// TestFusedBiasFolded: with Qwen2's q/k/v biases added by the fused GEMM
+// (MatMulParams.Bias; the CUDA bf16 modes' cuBLASLt epilogue), before the
+// LoRA branch as PEFT orders it, log-probs equal the unfused model's within
+// float32 rounding (the bias and the branch are added in the other order)
+// with the adapter on, and bit for bit with it off (nothing else is added);
+// decoding gives the training graph's log-probs; LoRA gradients agree.
+func TestFusedBiasFolded(t *testing.T) {
+	for _, name := range []string{"qwen2-f32", "qwen2-bf16-tied"} {
+		t.Run(name, func(t *testing.T) {
+			ref := readFixtureRef(t, name)
+			plain, fused := openFixture(t, name, withAdapter(name)), openFused(t, name, withAdapter(name), true)
+			if fused.w.layer(0).(attnLayer).attn().qkv.bias == nil {
+				t.Fatal("q/k/v biases not folded")
+			}
+			for _, on := range []bool{true, false} {
+				for _, m := range []*Model{plain, fused} {
+					if err := m.SetAdapters(on); err != nil {
+						t.Fatal(err)
+					}
+				}
+				want, err := plain.LogProbs(ref.Tokens, on)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, err := fused.LogProbs(ref.Tokens, on)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !on {
+					sameBits(t, "log-probs without adapters", got, want)
+				}
+				d := maxDiff(got, want)
+				dec, _, _ := decodeLogProbs(t, fused, ref.Tokens, []int{5, 3, 7, 1}, 3)
+				dd := maxDiff(dec, got)
+				t.Logf("adapters=%v: folded vs unfused max |Δ lp| %.2e; decode vs graph %.2e", on, d, dd)
+				if d > 1e-5 || dd > 1e-5 {
+					t.Errorf("adapters=%v: folded vs unfused %.2e, decode vs graph %.2e (tol 1e-5)", on, d, dd)
+				}
+			}
+			for _, m := range []*Model{plain, fused} {
+				if err := m.SetAdapters(true); err != nil {
+					t.Fatal(err)
+				}
+				m.ZeroGrad()
+				if err := m.Step(ref.Tokens, maskedNLLGrad(ref.LossMask)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for i, p := range plain.Trainable() {
+				if e := relErr32(readGrad(fused, fused.Trainable()[i]), readGrad(plain, p)); e > 1e-4 {
+					t.Errorf("%s: gradient relative error %.2e between folded and unfused", p.Name, e)
+				}
+			}
 		})
 	}
 }

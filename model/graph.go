@@ -124,7 +124,12 @@ func (c *graphOps) fused(x act, f *fusedLinear) []act {
 	if c.err != nil {
 		return out
 	}
-	y := c.ok(c.m.linearOp(x.node, c.in(f.W)))
+	var y *gorgonia.Node
+	if f.bias != nil {
+		y = c.ok(graph.LinearBias(x.node, c.in(f.W), c.in(f.bias), c.m.bf16))
+	} else {
+		y = c.ok(c.m.linearOp(x.node, c.in(f.W)))
+	}
 	if c.err != nil {
 		return out
 	}

@@ -40,12 +40,25 @@ type Attention struct {
 }
 
 // project is the attention pre-norm and the q, k and v projections of x.
-func (a *Attention) project(o ops, x act) (q, k, v act) {
+func (a *Attention) project(o ops, x act) (q, k, v act) { return a.projectBias(o, x, nil, nil, nil) }
+
+// projectBias is project plus biases bq, bk, bv (nil: none) added to each
+// projection after its LoRA branch, or by the fused GEMM when it carries
+// them (fused.go).
+func (a *Attention) projectBias(o ops, x act, bq, bk, bv *Param) (q, k, v act) {
 	h := o.rmsNorm(x, a.AttnNorm)
 	if p := o.fused(h, a.qkv); p != nil {
-		return p[0], p[1], p[2]
+		if a.qkv.bias != nil {
+			return p[0], p[1], p[2]
+		}
+		q, k, v = p[0], p[1], p[2]
+	} else {
+		q, k, v = o.linear(h, a.Q), o.linear(h, a.K), o.linear(h, a.V)
 	}
-	return o.linear(h, a.Q), o.linear(h, a.K), o.linear(h, a.V)
+	if bq != nil {
+		q, k, v = o.addBias(q, bq), o.addBias(k, bk), o.addBias(v, bv)
+	}
+	return q, k, v
 }
 
 // attend is the rest of the attention half: RoPE on q and k, attention over

@@ -25,6 +25,9 @@ func (be *Backend) MatMul(c, a, b kernels.Buffer, p kernels.MatMulParams) {
 	cp := o.out("c", c, nC)
 	ab := o.buf("a", a, nA, kernels.ReadF32)
 	bb := o.buf("b", b, nB, kernels.Read)
+	if p.Bias != nil {
+		o.buf("bias", p.Bias, p.N, kernels.Read)
+	}
 	if o.Skip(p.Batch, p.M, p.N) {
 		return
 	}
@@ -51,7 +54,15 @@ func (be *Backend) MatMul(c, a, b kernels.Buffer, p kernels.MatMulParams) {
 	case bb.dt == kernels.BF16:
 		g.A = o.in("b", b, nB)
 	}
-	if !o.Bad {
+	if p.Bias != nil {
+		g.Bias = o.in("bias", p.Bias, p.N)
+	}
+	if o.Bad {
+		return
+	}
+	if g.Bias != 0 {
+		o.check(be.dev.gemmLt(&g))
+	} else {
 		o.check(be.dev.gemm(&g))
 	}
 }

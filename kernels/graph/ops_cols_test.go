@@ -101,3 +101,43 @@ func TestSplitColsFusedLinear(t *testing.T) {
 		t.Error("widths summing to 8 accepted for 10 columns")
 	}
 }
+
+// TestLinearBias: LinearBias gives AddBias(Linear(x, w), b) and the same
+// gradients of x and w bit for bit on the CPU, with f32 and bf16 products.
+func TestLinearBias(t *testing.T) {
+	const N, K, M = 70, 24, 18
+	rng := rand.New(rand.NewPCG(9, 10))
+	xv, wv, bv, gv := randn(rng, N*K, 1), randn(rng, M*K, 0.3), randn(rng, M, 1), randn(rng, N*M, 1)
+	run := func(fused, bf16 bool) [][]float32 {
+		ok := mk(t)
+		g := gorgonia.NewGraph()
+		x, w, b, gi := input(g, "x", N, K), input(g, "w", M, K), input(g, "b", M), input(g, "g", N, M)
+		var y *gorgonia.Node
+		if fused {
+			y = ok(LinearBias(x, w, b, bf16))
+		} else {
+			lin := Linear
+			if bf16 {
+				lin = LinearBF16
+			}
+			y = ok(AddBias(ok(lin(x, w)), b))
+		}
+		grads, err := gorgonia.Grad(ok(Dot(y, gi)), x, w)
+		must(t, err)
+		e, err := Compile(g, kernels.NewCPU(), Config{Outputs: append([]*gorgonia.Node{y}, grads...)})
+		must(t, err)
+		defer e.Close()
+		setAll(t, e, map[*gorgonia.Node][]float32{x: xv, w: wv, b: bv, gi: gv})
+		must(t, e.Run())
+		return [][]float32{read(t, e, y), read(t, e, grads[0]), read(t, e, grads[1])}
+	}
+	for _, bf16 := range []bool{false, true} {
+		want, got := run(false, bf16), run(true, bf16)
+		for i, what := range []string{"y", "dx", "dw"} {
+			sameBits32(t, fmt.Sprintf("bf16=%v %s", bf16, what), got[i], want[i])
+		}
+	}
+	if _, err := LinearBias(input(gorgonia.NewGraph(), "x", 2, 3), input(gorgonia.NewGraph(), "w", 4, 3), input(gorgonia.NewGraph(), "b", 3), false); err == nil {
+		t.Error("a bias of 3 for 4 outputs accepted")
+	}
+}
