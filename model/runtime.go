@@ -99,8 +99,8 @@ type Options struct {
 	// (kernels.MatMulParams.BF16: activations and weights rounded to
 	// bfloat16, as PyTorch's bf16 autocast), which computes as f32 on a
 	// backend without bf16 products (kernels.BF16Products); "auto" is
-	// bf16 where the backend has bf16 products (a CPU with AVX512-BF16)
-	// and f32 elsewhere (Model.Compute says which).
+	// bf16 where the backend has bf16 products (a CPU with AVX512-BF16, the
+	// CUDA tensor-core modes) and f32 elsewhere (Model.Compute says which).
 	Compute string
 	// Recompute is "none" (or "") or "layer": training keeps only each
 	// decoder layer's input (and the final norm's) between Forward and
