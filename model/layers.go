@@ -31,12 +31,13 @@ type Linear struct {
 
 // Attention holds one layer's attention projections (Linear layout [out, in]).
 type Attention struct {
-	AttnNorm *Param       `st:"model.layers.%d.input_layernorm.weight" shape:"C"` // [C]
-	Q        *Linear      `st:"model.layers.%d.self_attn.q_proj" shape:"Hq*D,C"`  // [Hq·D, C]
-	K        *Linear      `st:"model.layers.%d.self_attn.k_proj" shape:"Hkv*D,C"` // [Hkv·D, C]
-	V        *Linear      `st:"model.layers.%d.self_attn.v_proj" shape:"Hkv*D,C"` // [Hkv·D, C]
-	O        *Linear      `st:"model.layers.%d.self_attn.o_proj" shape:"C,Hq*D"`  // [C, Hq·D]
-	qkv      *fusedLinear // Q, K and V as one GEMM (fused.go), or nil
+	AttnNorm *Param  `st:"model.layers.%d.input_layernorm.weight" shape:"C"` // [C]
+	Q        *Linear `st:"model.layers.%d.self_attn.q_proj" shape:"Hq*D,C"`  // [Hq·D, C]
+	K        *Linear `st:"model.layers.%d.self_attn.k_proj" shape:"Hkv*D,C"` // [Hkv·D, C]
+	V        *Linear `st:"model.layers.%d.self_attn.v_proj" shape:"Hkv*D,C"` // [Hkv·D, C]
+	O        *Linear `st:"model.layers.%d.self_attn.o_proj" shape:"C,Hq*D"`  // [C, Hq·D]
+
+	qkv *fusedLinear // Q, K and V as one GEMM (fused.go), or nil
 }
 
 // project is the attention pre-norm and the q, k and v projections of x.
@@ -70,17 +71,18 @@ func (a *Attention) attend(o ops, x, q, k, v act, layer int) act {
 
 // MLP holds one layer's SiLU-gated feed-forward block.
 type MLP struct {
-	MLPNorm *Param       `st:"model.layers.%d.post_attention_layernorm.weight" shape:"C"` // [C]
-	Gate    *Linear      `st:"model.layers.%d.mlp.gate_proj" shape:"F,C"`                 // [F, C]
-	Up      *Linear      `st:"model.layers.%d.mlp.up_proj" shape:"F,C"`                   // [F, C]
-	Down    *Linear      `st:"model.layers.%d.mlp.down_proj" shape:"C,F"`                 // [C, F]
-	gateUp  *fusedLinear // Gate and Up as one GEMM (fused.go), or nil
+	MLPNorm *Param  `st:"model.layers.%d.post_attention_layernorm.weight" shape:"C"` // [C]
+	Gate    *Linear `st:"model.layers.%d.mlp.gate_proj" shape:"F,C"`                 // [F, C]
+	Up      *Linear `st:"model.layers.%d.mlp.up_proj" shape:"F,C"`                   // [F, C]
+	Down    *Linear `st:"model.layers.%d.mlp.down_proj" shape:"C,F"`                 // [C, F]
+
+	gateUp *fusedLinear // Gate and Up as one GEMM (fused.go), or nil
 }
 
 // forward is the MLP half of a layer, residual included.
 func (m *MLP) forward(o ops, x act) act {
 	h := o.rmsNorm(x, m.MLPNorm)
-	gate, up := act{}, act{}
+	var gate, up act
 	if p := o.fused(h, m.gateUp); p != nil {
 		gate, up = p[0], p[1]
 	} else {

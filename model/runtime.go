@@ -129,17 +129,18 @@ type Model struct {
 	maxLen  int
 	eps     float32
 
-	bf16      bool             // Options.Compute is bf16: matmuls with bf16 products
-	recompute bool             // Options.Recompute is layer
-	lora      *loraState       // nil without adapters
-	scale     float32          // the run-time LoRA scale the graphs read: α/r, or 0 (off / merged)
-	adapters  bool             // SetAdapters state
-	merged    []merged         // the f32 merged weights while merged (lora.go)
-	fusedW    []kernels.Buffer // concatenated projection weights (fused.go)
+	bf16      bool       // Options.Compute is bf16: matmuls with bf16 products
+	recompute bool       // Options.Recompute is layer
+	lora      *loraState // nil without adapters
+	scale     float32    // the run-time LoRA scale the graphs read: α/r, or 0 (off / merged)
+	adapters  bool       // SetAdapters state
+	merged    []merged   // the f32 merged weights while merged (lora.go)
 	trainable []*Param
 	steps     uint64 // Step calls: the dropout seed counter
 
 	graphs *graphCache
+
+	fusedW []kernels.Buffer // concatenated projection weights and biases (fused.go)
 }
 
 // Open places the Hugging Face model directory dir on be. See Options.
