@@ -2,6 +2,7 @@ package model
 
 import (
 	"math"
+	"path/filepath"
 	"testing"
 
 	"github.com/argrl/argrl/kernels"
@@ -195,4 +196,75 @@ func TestFusedBiasFolded(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestFusedOnCUDAEmuBF16: on the CUDA kernels (the emulator) in the bf16
+// tensor-core mode with bf16 compute, the model fuses q/k/v (biases in the
+// cuBLASLt epilogue) and gate/up, and runs the LoRA products on the tensor
+// cores: log-probs and LoRA gradients agree with the CPU's float32 ones
+// within bf16 tolerance (5e-2, as TestBF16MatchesF32), decoding gives the
+// training graph's log-probs, and compute f32 on the same backend differs
+// (the LoRA branches are then float32 products; the checkpoint is bf16, so
+// its GEMMs run on the tensor cores in both).
+func TestFusedOnCUDAEmuBF16(t *testing.T) {
+	if testing.Short() {
+		t.Skip("cuda-emu-bf16: -short")
+	}
+	const name = "qwen2-bf16-tied"
+	ref := readFixtureRef(t, name)
+	open := func(compute string) *Model {
+		be, err := kernels.Open("cuda-emu-bf16")
+		if err != nil {
+			t.Skipf("cuda-emu-bf16: %v", err)
+		}
+		t.Cleanup(func() { be.Close() })
+		o := withAdapter(name)
+		o.Compute = compute
+		m, err := Open(filepath.Join(fixtures, name), be, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(m.Close)
+		return m
+	}
+	m, m16, cpu := open("bf16"), open("f32"), openFixture(t, name, withAdapter(name))
+	if m.Compute() != "bf16" {
+		t.Fatalf("compute %s on cuda-emu-bf16, want bf16", m.Compute())
+	}
+	if at := m.w.layer(0).(attnLayer).attn(); at.qkv == nil || at.qkv.bias == nil || m.w.layer(0).(mlpLayer).mlp().gateUp == nil {
+		t.Fatal("projections not fused (or q/k/v biases not folded) on cuda-emu-bf16")
+	}
+	got, err := m.LogProbs(ref.Tokens, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := cpu.LogProbs(ref.Tokens, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f32lp, err := m16.LogProbs(ref.Tokens, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec, _, _ := decodeLogProbs(t, m, ref.Tokens, []int{5, 3, 7, 1}, 3)
+	dCPU, dDec, dMode := maxDiff(got, want), maxDiff(dec, got), maxDiff(got, f32lp)
+	t.Logf("vs cpu f32 %.2e; decode vs graph %.2e; compute bf16 vs f32 on the same backend %.2e", dCPU, dDec, dMode)
+	if dCPU > 0.05 || dDec > 1e-5 || dMode == 0 {
+		t.Errorf("log-probs: vs cpu %.2e (tol 5e-2), decode vs graph %.2e (tol 1e-5), bf16 vs f32 compute %.2e (want > 0)", dCPU, dDec, dMode)
+	}
+	for _, mm := range []*Model{m, cpu} {
+		mm.ZeroGrad()
+		if err := mm.Step(ref.Tokens, maskedNLLGrad(ref.LossMask)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var worst float64
+	for i, p := range cpu.Trainable() {
+		e := relErr32(readGrad(m, m.Trainable()[i]), readGrad(cpu, p))
+		worst = math.Max(worst, e)
+		if !(e < 0.05) {
+			t.Errorf("%s: gradient relative difference %.2e from the CPU's f32 (tol 5e-2)", p.Name, e)
+		}
+	}
+	t.Logf("worst LoRA gradient relative difference from the CPU's f32: %.2e", worst)
 }
