@@ -315,7 +315,10 @@ func (d *KVCache) Step(rows []KVRow) (kernels.Buffer, error) {
 		}
 		ids = append(ids, row.IDs...)
 	}
-	hf := d.run(ids, N, mp)
+	hf, err := d.run(ids, N, mp)
+	if err != nil {
+		return nil, fmt.Errorf("model: Step: %w", err)
+	}
 	C := c.HiddenSize
 	last, t := hf.buf, 0
 	if N > R {
@@ -350,13 +353,14 @@ func (d *KVCache) checkIDs(ids []int32) error {
 // values into their pages, and returns the final normed hidden states
 // [N, C]. Each token is its own attention row (Tq = 1) over its
 // sequence's pages.
-func (d *KVCache) run(ids []int32, N, maxPages int) act {
+func (d *KVCache) run(ids []int32, N, maxPages int) (act, error) {
 	c := d.m.Config
 	e := &eagerOps{d: d, ids: ids, n: N, a: &d.arenas[1],
 		ap: kernels.AttnParams{B: N, Tq: 1, Hq: c.NumHeads, Hkv: c.NumKVHeads, D: c.HeadDim, S: d.Pages, Tmax: PageSize,
 			QPos: d.pos[:N], KLen: d.klen[:N], Pages: d.table[:N*maxPages], MaxPages: maxPages}}
 	e.a.reset()
-	return forward(e, d.m.w)
+	hf := forward(e, d.m.w)
+	return hf, e.err
 }
 
 // head writes logits [B, V] for the normed hidden states hf [B, C].

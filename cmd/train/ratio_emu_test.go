@@ -9,19 +9,27 @@ import (
 // and the training forward read the same K/V through the same summation
 // order, so the first mini-batch's ratio is exactly 1 at every step, as on
 // the CPU (docs/design.md "ρ ≡ 1"): in float32 (cuda-emu) and with bf16
-// tensor cores, bf16 activations and the bf16 KV cache (cuda-emu-bf16).
-// GRPO with the vowel reward, so the adapters move between steps: one
-// sequence per row (data.packing: false), then packed rows (the default),
-// where the CUDA attention restarts its key tiles at each sequence's
-// KStart, as the CPU's does, so a packed sequence's log-probs have the
-// bits of the same sequence decoded alone.
+// tensor cores, bf16 activations, the tensor-core attention and the bf16
+// paged KV cache (cuda-emu-bf16), with f32 products elsewhere and with
+// bf16 products everywhere (model.compute bf16: the LoRA branches on the
+// tensor cores too). GRPO with the vowel reward, so the adapters move
+// between steps: one sequence per row (data.packing: false), then packed
+// rows (the default), where the CUDA attention (f32 and tensor-core)
+// restarts its key tiles at each sequence's KStart, as the CPU's does, so
+// a packed sequence's log-probs have the bits of the same sequence decoded
+// alone.
 func TestRatioExactOnCUDAEmu(t *testing.T) {
-	for _, be := range []string{"cuda-emu", "cuda-emu-bf16"} {
-		t.Run(be, func(t *testing.T) {
+	for _, c := range []struct{ be, compute string }{{"cuda-emu", "f32"}, {"cuda-emu-bf16", "f32"}, {"cuda-emu-bf16", "bf16"}} {
+		be, name := c.be, c.be+"/compute-"+c.compute
+		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			run := filepath.Join(t.TempDir(), be)
 			cfg := tinyRecipeConfig(t, "grpo", run, be, 3)
 			cfg.Data.Packing = false
+			// bf16 products: the projections, the LM head and the LoRA
+			// branches (on the tensor cores, adapters rounded to bf16) in
+			// the sampler and in the training forward alike
+			cfg.Model.Compute = c.compute
 			runRecipe(t, "grpo", cfg)
 			steps := trainSteps(t, run)
 			if len(steps) != 3 {
@@ -36,6 +44,9 @@ func TestRatioExactOnCUDAEmu(t *testing.T) {
 			}
 			if steps[0]["grad_norm"] == 0 {
 				t.Error("step 1 has no gradient: the adapters would not move")
+			}
+			if c.compute != "f32" {
+				return // packed rows: the f32 runs cover them
 			}
 			packed := filepath.Join(t.TempDir(), be+"-packed")
 			runRecipe(t, "grpo", tinyRecipeConfig(t, "grpo", packed, be, 2))

@@ -100,9 +100,19 @@
 // re-reads every weight as f32 on every decode step). With
 // Options.BF16Activations ("cuda-bf16") training graphs also keep the
 // activations backward reads in bf16 between the passes (the memory plan
-// below). LoRA parameters, gradients and AdamW state are f32. The pool's
-// statistics (MemStats: peak, requests, reuse, device allocations) are
-// printed when a run closes the backend.
+// below). LoRA parameters, gradients and AdamW state are f32; in the
+// tensor-core modes the backend reports BF16Products, the model computes in
+// bf16, and the LoRA A/B products and their backward round both operands
+// to bf16 (scratch) and run on the tensor cores too. A MatMul with a bias
+// (MatMulParams.Bias) goes through cuBLASLt (device.gemmLt: cublasLtMatmul
+// with CUBLASLT_EPILOGUE_BIAS, a heuristic-chosen algorithm and a 32 MiB
+// workspace; the emulator's GEMM_LT stand-in adds the bias the same way).
+// Models on this backend fuse each layer's q/k/v and gate/up projections
+// into one GEMM each over weights concatenated at upload
+// (kernels.FusedProjections; Qwen2's q/k/v biases in the epilogue in the
+// tensor-core modes): docs/gpu.md, "GEMMs". The pool's statistics
+// (MemStats: peak, requests, reuse, device allocations) are printed when a
+// run closes the backend.
 //
 // In the tensor-core modes ("cuda-bf16tc", "cuda-bf16", "cuda-emu-bf16")
 // attention runs on attn_tc.cu/attn_tc_bwd.cu (head dims 16, 32, 64, 128;

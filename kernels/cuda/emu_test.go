@@ -344,7 +344,31 @@ func testTensorCores(t *testing.T, be *Backend) {
 		want := append([]float64(nil), c...)
 		kernels.RefMatMul(want, round(a), round(b), p)
 		h.near(fmt.Sprintf("bf16 tensor-core MatMul %+v", p), h.down(cb), want, rtolReduce, atolReduce)
+		// An f32 B (a LoRA adapter) asking for bf16 products is rounded too;
+		// without BF16 the product stays float32.
+		pb := p
+		pb.BF16 = true
+		cb = h.f32(c)
+		be.MatMul(cb, h.f32(a), h.f32(b), pb)
+		h.near(fmt.Sprintf("bf16 tensor-core MatMul, f32 B %+v", pb), h.down(cb), want, rtolReduce, atolReduce)
+		cb = h.f32(c)
+		be.MatMul(cb, h.f32(a), h.f32(b), p)
+		exact := append([]float64(nil), c...)
+		kernels.RefMatMul(exact, a, b, p)
+		got := h.down(cb)
+		h.near(fmt.Sprintf("f32 MatMul in the tensor-core mode %+v", p), got, exact, rtolReduce, atolReduce)
+		if d := maxAbsDiff(got, want); d == 0 {
+			t.Errorf("f32 × f32 MatMul without BF16 %+v equals the bf16 product: operands rounded", p)
+		}
 	}
+}
+
+func maxAbsDiff(a, b []float64) float64 {
+	d := 0.0
+	for i := range a {
+		d = max(d, math.Abs(a[i]-b[i]))
+	}
+	return d
 }
 
 // TestEmulatorChecks shows the emulator catches kernel bugs instead of
