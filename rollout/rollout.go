@@ -221,15 +221,14 @@ type Engine struct {
 	o     Options
 	vocab int
 
-	cache       *model.KVCache // nil until the first call; regrown between calls only
-	lp, lse     kernels.Buffer // [S]
-	lpView      []kernels.Buffer
-	lseView     []kernels.Buffer
-	slots       []int     // [S] per decode row
-	toks, ids   []int32   // [S]
-	u, lpHost   []float32 // [S]
-	stats       Stats
-	maxStopText int // longest stop string in bytes (this call)
+	cache     *model.KVCache // nil until the first call; regrown between calls only
+	lp, lse   kernels.Buffer // [S]
+	lpView    []kernels.Buffer
+	lseView   []kernels.Buffer
+	slots     []int     // [S] per decode row
+	toks, ids []int32   // [S]
+	u, lpHost []float32 // [S]
+	stats     Stats
 }
 
 // New returns an engine over m.
