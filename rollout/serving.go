@@ -36,7 +36,8 @@ type Request struct {
 	OnDone  func(*Group, error)
 }
 
-// ServeInfo describes one engine step for a server's metrics.
+// ServeInfo describes one engine step for a server's metrics (Rows 0:
+// cancelled requests left the batch).
 type ServeInfo struct {
 	Rows       int // sequences in the step
 	Waiting    int // requests not yet admitted
@@ -132,12 +133,17 @@ func (e *Engine) Serve(ctx context.Context, in <-chan *Request, onStep func(Serv
 		}
 		clear(waiting[len(kept):])
 		waiting = kept
+		dropped := false
 		for g := range live {
 			if c := g.req.Ctx; c != nil && c.Err() != nil {
 				r.drop(g)
 				delete(live, g)
+				dropped = true
 				g.req.OnDone(nil, c.Err())
 			}
+		}
+		if dropped && onStep != nil { // the pages came back: a step of no rows
+			onStep(ServeInfo{Waiting: len(waiting), FreePages: e.cache.FreePages(), TotalPages: e.cache.Pages})
 		}
 		// Admission, first come first served.
 		for len(waiting) > 0 && len(r.free) >= waiting[0].Params.G && r.roomFor(len(waiting[0].Prompt.IDs)) {

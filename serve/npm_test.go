@@ -23,7 +23,7 @@ func TestOpenAIClient(t *testing.T) {
 	base := servetest.BaseModel()
 	adapter := filepath.Join(t.TempDir(), "tuned")
 	servetest.WriteAdapter(t, base, adapter, 9, 0.05)
-	s := servetest.Start(t, base, serve.Options{Adapters: map[string]string{"tuned": adapter}, First: "tuned", APIKey: "sk-npm-test"})
+	s := servetest.Start(t, base, serve.Options{Adapters: map[string]string{"tuned": adapter}, APIKey: "sk-npm-test"})
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "node", filepath.Join("testdata", "openai_client.mjs"), s.URL)

@@ -38,8 +38,8 @@ func newServeCmd() *cobra.Command {
 GET /health and GET /metrics (Prometheus) with the rollout engine: the same
 numerics as "train generate" (at temperature 0 or with a seed, the same
 tokens and log-probs). The "model" field picks the base model (--name) or an
-adapter (--adapter NAME=DIR, repeatable; the adapters share the rank and
-targets of the first). Chat messages are rendered with the model's chat
+adapter (--adapter NAME=DIR, repeatable), all loaded once and served side
+by side in one batch (multi-LoRA). Chat messages are rendered with the model's chat
 template and --format; the calls the model writes come back as tool_calls.
 Extensions (docs/serve.md): "return_token_ids" (prompt and completion token
 ids), "sample_id" (the sample stream's id), "top_k".
@@ -69,9 +69,6 @@ most --drain), then exits.`,
 					return fmt.Errorf("serve: --adapter %s given twice", n)
 				}
 				o.Adapters[n] = dir
-				if o.First == "" {
-					o.First = n
-				}
 			}
 			if keyEnv != "" {
 				if o.APIKey = os.Getenv(keyEnv); o.APIKey == "" {
@@ -87,7 +84,7 @@ most --drain), then exits.`,
 			}
 			defer ln.Close()
 			log := cmd.ErrOrStderr()
-			s, err := openGen(modelDir, o.Adapters[o.First], &g, true, log)
+			s, err := openGen(modelDir, "", &g, true, log)
 			if err != nil {
 				return fmt.Errorf("serve: %w", err)
 			}

@@ -24,7 +24,7 @@ func TestServeMatchesGenerate(t *testing.T) {
 	base := servetest.BaseModel()
 	adapter := filepath.Join(tmp, "tuned")
 	servetest.WriteAdapter(t, base, adapter, 3, 0.05)
-	s := servetest.Start(t, base, serve.Options{Adapters: map[string]string{"tuned": adapter}, First: "tuned"})
+	s := servetest.Start(t, base, serve.Options{Adapters: map[string]string{"tuned": adapter}})
 	type served struct {
 		prompt   []int32
 		ids      []int32
