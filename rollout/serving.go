@@ -53,7 +53,7 @@ var ErrRequest = errors.New("rollout: request refused")
 // request finished (nil), or ctx ends (ctx's error), or a step fails (the
 // error); requests still running then get that error. onStep, when set, is
 // called after every step. The engine's cache holds Options.Pages pages
-// (0: Batch sequences of min(MaxLen, 1024) tokens, and at least one at
+// (0: Batch sequences of min(MaxLen, 512) tokens, and at least one at
 // MaxLen); when they run out the latest admitted sequence is preempted and
 // recomputed later, with identical results.
 func (e *Engine) Serve(ctx context.Context, in <-chan *Request, onStep func(ServeInfo)) (err error) {
@@ -179,11 +179,20 @@ func (e *Engine) Serve(ctx context.Context, in <-chan *Request, onStep func(Serv
 	}
 }
 
+// PrepareServe allocates Serve's KV cache now, so that a server can
+// refuse to start when it cannot (Serve calls it too).
+func (e *Engine) PrepareServe() error {
+	if err := e.serveCache(); err != nil {
+		return fmt.Errorf("rollout: Serve: %w", err)
+	}
+	return nil
+}
+
 // serveCache sizes the cache for Serve (see Serve).
 func (e *Engine) serveCache() error {
 	pages := e.o.Pages
 	if pages == 0 {
-		pages = max(e.o.Batch*pagesPerSeq(min(e.o.MaxLen, 1024)), pagesPerSeq(e.o.MaxLen))
+		pages = max(e.o.Batch*pagesPerSeq(min(e.o.MaxLen, 512)), pagesPerSeq(e.o.MaxLen))
 	}
 	if pages < pagesPerSeq(e.o.MaxLen) {
 		return fmt.Errorf("Options.Pages = %d cannot hold one sequence of %d tokens (%d pages of %d)", pages, e.o.MaxLen, pagesPerSeq(e.o.MaxLen), model.PageSize)

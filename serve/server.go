@@ -101,6 +101,9 @@ func New(m *model.Model, eng *rollout.Engine, tok *tokenizer.Tokenizer, o Option
 	if _, dup := o.Adapters[o.Name]; dup {
 		return nil, fmt.Errorf("serve: adapter name %q is the base model's name", o.Name)
 	}
+	if err := eng.PrepareServe(); err != nil {
+		return nil, fmt.Errorf("serve: %w", err)
+	}
 	loaded := map[string]int{}
 	for _, name := range sortedKeys(o.Adapters) { // every adapter loads before any request
 		k, err := m.LoadAdapter(o.Adapters[name])

@@ -75,8 +75,8 @@ most --drain), then exits.`,
 					return fmt.Errorf("serve: --api-key-env %s: the variable is unset or empty", keyEnv)
 				}
 			}
-			if g.batch < 1 || maxBody < 1 || drain < 0 {
-				return fmt.Errorf("serve: --batch %d, --max-body %d and --drain %s: want ≥ 1, ≥ 1 and ≥ 0", g.batch, maxBody, drain)
+			if g.batch < 1 || maxBody < 1 || drain < 0 || g.pages < 0 {
+				return fmt.Errorf("serve: --batch %d, --max-body %d, --drain %s and --pages %d: want ≥ 1, ≥ 1, ≥ 0 and ≥ 0", g.batch, maxBody, drain, g.pages)
 			}
 			ln, err := net.Listen("tcp", listen)
 			if err != nil {
@@ -141,6 +141,7 @@ most --drain), then exits.`,
 	fl.StringVar(&g.backend, "backend", "", "compute backend (\"\" = auto: cuda when the binary has it and a GPU answers, else cpu)")
 	fl.IntVar(&g.batch, "batch", 64, "sequences decoded at once (KV-cache slots)")
 	fl.IntVar(&g.maxLen, "max-len", 0, "longest prompt+response in tokens (0: the model's context)")
+	fl.IntVar(&g.pages, "pages", 0, "KV-cache pages of 16 tokens (0: --batch sequences of min(context, 512) tokens; when they run out the latest request is preempted and recomputed)")
 	addComputeFlag(c, &g.compute)
 	return c
 }
