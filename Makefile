@@ -163,12 +163,13 @@ fixtures:
 	/usr/bin/python3 kernels/testdata/gen_torch_ref.py
 
 # Each parser's fuzz target for 60 s (docs/contracts.md §2: parsers never panic),
-# and train serve's request decoder (docs/serve.md).
+# and train serve's request decoder and streaming tool-call parser (docs/serve.md).
 fuzz:
 	$(GO) test ./data/format -run '^$$' -fuzz '^FuzzToolCall$$' -fuzztime 60s
 	$(GO) test ./data/format -run '^$$' -fuzz '^FuzzPythonic$$' -fuzztime 60s
 	$(GO) test ./data/format -run '^$$' -fuzz '^FuzzReasonTool$$' -fuzztime 60s
 	$(GO) test ./serve -run '^$$' -fuzz '^FuzzDecodeRequest$$' -fuzztime 60s
+	$(GO) test ./serve -run '^$$' -fuzz '^FuzzStreamCalls$$' -fuzztime 60s
 
 clean:
 	rm -rf $(BIN)

@@ -52,6 +52,7 @@ type KVCache struct {
 	// per token row of a pass
 	pos, klen, page, off []int32
 	table                []int32  // [rows·maxPages] each token's page table
+	adapt                []int32  // [rows] each token's KVRow.Adapter
 	mark                 []uint64 // per sequence: distinctness check
 	gen                  uint64
 	one                  [1]KVRow
@@ -71,6 +72,11 @@ type KVOptions struct {
 type KVRow struct {
 	Seq int
 	IDs []int32
+	// Adapter is the LoRA the row runs with: OwnAdapter (0, the model's
+	// own slots as SetAdapters and Merge left them), NoAdapter (the base
+	// model) or a number from LoadAdapter (adapters.go). Rows of one Step
+	// may differ.
+	Adapter int
 }
 
 // NewKVCache allocates a cache of slots sequences of up to maxLen tokens,
@@ -258,7 +264,7 @@ func (d *KVCache) Step(rows []KVRow) (kernels.Buffer, error) {
 		return nil, fmt.Errorf("model: Step: %d rows; want 1..%d", R, d.maxBatch)
 	}
 	d.gen++
-	N, mp := 0, 0
+	N, mp, mixed := 0, 0, false
 	for r, row := range rows {
 		s := row.Seq
 		if s < 0 || s >= d.S {
@@ -276,6 +282,12 @@ func (d *KVCache) Step(rows []KVRow) (kernels.Buffer, error) {
 		}
 		if err := d.checkIDs(row.IDs); err != nil {
 			return nil, fmt.Errorf("model: Step: row %d: %w", r, err)
+		}
+		if row.Adapter != OwnAdapter {
+			if err := d.m.checkAdapter(row.Adapter); err != nil {
+				return nil, fmt.Errorf("model: Step: row %d: %w", r, err)
+			}
+			mixed = true
 		}
 		N += len(row.IDs)
 		mp = max(mp, pagesFor(d.Len(s)+len(row.IDs)))
@@ -300,6 +312,16 @@ func (d *KVCache) Step(rows []KVRow) (kernels.Buffer, error) {
 	}
 	if cap(d.pos) < N {
 		d.pos, d.klen, d.page, d.off = make([]int32, N), make([]int32, N), make([]int32, N), make([]int32, N)
+		d.adapt = make([]int32, N)
+	}
+	var adapt []int32 // nil: every row follows the model's own slots
+	if mixed {
+		adapt = d.adapt[:0]
+		for _, row := range rows {
+			for range row.IDs {
+				adapt = append(adapt, int32(row.Adapter))
+			}
+		}
 	}
 	ids := make([]int32, 0, N)
 	t := 0
@@ -315,7 +337,7 @@ func (d *KVCache) Step(rows []KVRow) (kernels.Buffer, error) {
 		}
 		ids = append(ids, row.IDs...)
 	}
-	hf, err := d.run(ids, N, mp)
+	hf, err := d.run(ids, adapt, N, mp)
 	if err != nil {
 		return nil, fmt.Errorf("model: Step: %w", err)
 	}
@@ -353,9 +375,9 @@ func (d *KVCache) checkIDs(ids []int32) error {
 // values into their pages, and returns the final normed hidden states
 // [N, C]. Each token is its own attention row (Tq = 1) over its
 // sequence's pages.
-func (d *KVCache) run(ids []int32, N, maxPages int) (act, error) {
+func (d *KVCache) run(ids, adapt []int32, N, maxPages int) (act, error) {
 	c := d.m.Config
-	e := &eagerOps{d: d, ids: ids, n: N, a: &d.arenas[1],
+	e := &eagerOps{d: d, ids: ids, adapt: adapt, n: N, a: &d.arenas[1],
 		ap: kernels.AttnParams{B: N, Tq: 1, Hq: c.NumHeads, Hkv: c.NumKVHeads, D: c.HeadDim, S: d.Pages, Tmax: PageSize,
 			QPos: d.pos[:N], KLen: d.klen[:N], Pages: d.table[:N*maxPages], MaxPages: maxPages}}
 	e.a.reset()

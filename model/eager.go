@@ -61,6 +61,8 @@ type eagerOps struct {
 	a   *arena
 	ap  kernels.AttnParams // one row per token, over the tokens' pages
 	err error              // the first error an op returned (backend errors go to Sync)
+	// adapt is each token's KVRow.Adapter; nil when every row is OwnAdapter
+	adapt []int32
 	// pend holds the deferred addBias and rope results (prologue.go)
 	pend map[kernels.Buffer]pending
 }
@@ -91,7 +93,9 @@ func (e *eagerOps) rmsNorm(x act, w *Param) act {
 	return o
 }
 
-// linear is x·Wᵀ (+ (α/r)·(x·Aᵀ)·Bᵀ while adapters are on and unmerged).
+// linear is x·Wᵀ plus, on each run of consecutive tokens of one adapter
+// (e.adapt; nil: every token follows the model's own slots), that
+// adapter's (α/r)·(x·Aᵀ)·Bᵀ (adapters.go).
 func (e *eagerOps) linear(x act, l *Linear) act {
 	m := e.d.m
 	x = e.val(x)
@@ -128,18 +132,40 @@ func (e *eagerOps) fused(x act, f *fusedLinear) []act {
 	return out
 }
 
-// withLoRA adds l's LoRA branch of x to o while adapters are on and
-// unmerged: o += (α/r)·(x·Aᵀ)·Bᵀ.
+// withLoRA adds l's LoRA branch of x to o, o += (α/r)·(x·Aᵀ)·Bᵀ: the
+// model's own adapters while on and unmerged, or per run of tokens the
+// adapter its KVRow names (KVRow.Adapter: own, none, or a loaded one).
 func (e *eagerOps) withLoRA(x, o act, l *Linear) {
 	m := e.d.m
-	if l.lora == nil || m.scale == 0 {
+	in, out := l.W.Shape[1], l.W.Shape[0]
+	if e.adapt == nil {
+		if p, r, sc := m.loraOf(l, OwnAdapter); p != nil {
+			e.lora(o.buf, x.buf, p, r, sc, e.n)
+		}
 		return
 	}
-	in, out := l.W.Shape[1], l.W.Shape[0]
-	r := m.lora.r
-	t := e.a.get(e.n * r)
-	m.be.MatMul(t, x.buf, l.lora.A.W, kernels.MatMulParams{Batch: 1, M: e.n, N: r, K: in, TransB: true, Alpha: 1, BF16: m.bf16})
-	m.be.MatMul(o.buf, t, l.lora.B.W, kernels.MatMulParams{Batch: 1, M: e.n, N: out, K: r, TransB: true, Alpha: m.scale, Beta: 1, BF16: m.bf16})
+	for lo := 0; lo < e.n; {
+		hi := lo + 1
+		for hi < e.n && e.adapt[hi] == e.adapt[lo] {
+			hi++
+		}
+		if p, r, sc := m.loraOf(l, int(e.adapt[lo])); p != nil {
+			if lo == 0 && hi == e.n {
+				e.lora(o.buf, x.buf, p, r, sc, e.n)
+			} else {
+				e.lora(m.be.View(o.buf, lo*out, (hi-lo)*out), m.be.View(x.buf, lo*in, (hi-lo)*in), p, r, sc, hi-lo)
+			}
+		}
+		lo = hi
+	}
+}
+
+// lora adds scale·(x·Aᵀ)·Bᵀ to o for n token rows.
+func (e *eagerOps) lora(o, x kernels.Buffer, p *loraPair, r int, scale float32, n int) {
+	m := e.d.m
+	t := e.a.get(n * r)
+	m.be.MatMul(t, x, p.A.W, kernels.MatMulParams{Batch: 1, M: n, N: r, K: p.in, TransB: true, Alpha: 1, BF16: m.bf16})
+	m.be.MatMul(o, t, p.B.W, kernels.MatMulParams{Batch: 1, M: n, N: p.out, K: r, TransB: true, Alpha: scale, Beta: 1, BF16: m.bf16})
 }
 
 func (e *eagerOps) addBias(x act, b *Param) act {

@@ -129,12 +129,13 @@ type Model struct {
 	maxLen  int
 	eps     float32
 
-	bf16      bool       // Options.Compute is bf16: matmuls with bf16 products
-	recompute bool       // Options.Recompute is layer
-	lora      *loraState // nil without adapters
-	scale     float32    // the run-time LoRA scale the graphs read: α/r, or 0 (off / merged)
-	adapters  bool       // SetAdapters state
-	merged    []merged   // the f32 merged weights while merged (lora.go)
+	bf16      bool           // Options.Compute is bf16: matmuls with bf16 products
+	recompute bool           // Options.Recompute is layer
+	lora      *loraState     // nil without adapters
+	banks     []*adapterBank // LoadAdapter's adapters (adapters.go)
+	scale     float32        // the run-time LoRA scale the graphs read: α/r, or 0 (off / merged)
+	adapters  bool           // SetAdapters state
+	merged    []merged       // the f32 merged weights while merged (lora.go)
 	trainable []*Param
 	steps     uint64 // Step calls: the dropout seed counter
 
@@ -300,6 +301,10 @@ func (m *Model) Close() {
 		m.graphs.clear()
 	}
 	m.freeMerged()
+	for _, b := range m.banks {
+		b.free(m.be)
+	}
+	m.banks = nil
 	for _, p := range m.params {
 		m.be.Free(p.W)
 		if p.G != nil {

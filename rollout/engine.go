@@ -68,6 +68,11 @@ type groupState struct {
 	slots []int // the G cache sequences, reserved at admission
 	eps   []*episode
 	start time.Time
+	// The group's parameters: the call's, or its Request's (Serve).
+	p       *Params
+	kp      *kernels.SampleParams
+	adapter int      // model.KVRow.Adapter
+	req     *Request // Serve only
 }
 
 // Groups generates p.G samples for each prompt and yields the groups in
@@ -203,10 +208,6 @@ func (e *Engine) runWith(ctx context.Context, prompts []Prompt, p Params, mt *mu
 			}
 		}()
 	}
-	e.maxStopText = 0
-	for _, s := range p.Stop {
-		e.maxStopText = max(e.maxStopText, len(s))
-	}
 	r := runState{e: e, p: &p, kp: p.kernel(), prompts: prompts, groups: make([]*groupState, len(prompts)), ctx: ctx, mt: mt}
 	defer r.closeEpisodes()
 	defer r.releaseAll()
@@ -262,6 +263,8 @@ type runState struct {
 	pending []turnEnd  // multi-turn samples whose turn just ended
 	open    []*episode // multi-turn episodes opened by this call
 
+	done []*groupState // Serve: groups finished since the last delivery
+
 	rows []model.KVRow
 	seqs []*seqState // per row
 	bufs [][]int32   // per row: tokens spanning prompt and response
@@ -300,13 +303,20 @@ func (r *runState) releaseAll() {
 // admit starts prompt i: G cache sequences reserved, the prompt queued for
 // prefill on the first; its G first tokens are drawn when it is done.
 func (r *runState) admit(i int) error {
-	e, p, pr := r.e, r.p, r.prompts[i]
+	pr := r.prompts[i]
 	id := pr.ID
 	if id == "" {
 		id = fmt.Sprint(i)
 	}
-	g := &groupState{Group: Group{Index: i, ID: id, PromptIDs: pr.IDs, Samples: make([]Sample, p.G)}, left: p.G, start: time.Now()}
+	g := &groupState{Group: Group{Index: i, ID: id, PromptIDs: pr.IDs, Samples: make([]Sample, r.p.G)}, left: r.p.G, start: time.Now(),
+		p: r.p, kp: &r.kp}
 	r.groups[i] = g
+	return r.admitGroup(i, g)
+}
+
+// admitGroup starts group g (prompt i of the call; Serve: 0).
+func (r *runState) admitGroup(i int, g *groupState) error {
+	e, p, pr := r.e, g.p, Prompt{ID: g.ID, IDs: g.PromptIDs}
 	e.stats.Prompts++
 	e.stats.Samples += p.G
 	e.stats.PromptTokens += len(pr.IDs)
@@ -347,9 +357,9 @@ func (r *runState) ended(sq *seqState) Finish {
 	}
 	n := len(sq.s.IDs)
 	switch {
-	case r.e.stopped(sq.s.IDs, r.p):
+	case r.e.stopped(sq.s.IDs, sq.g.p):
 		return FinishStop
-	case n >= r.p.MaxNewTokens:
+	case n >= sq.g.p.MaxNewTokens:
 		return FinishLength
 	case len(sq.g.PromptIDs)+n >= r.e.o.MaxLen: // prompt + response fill the context
 		return FinishContext
@@ -375,6 +385,9 @@ func (r *runState) finish(sq *seqState, f Finish) {
 	if g.left--; g.left == 0 {
 		g.Elapsed = time.Since(g.start)
 		g.slots = nil
+		if g.req != nil {
+			r.done = append(r.done, g)
+		}
 	}
 }
 
@@ -400,7 +413,7 @@ func (r *runState) plan(skip map[*seqState]bool) {
 				r.bufs = append(r.bufs, nil)
 			}
 			ids := sq.tokens(cached, cached+n, &r.bufs[len(r.rows)])
-			r.rows = append(r.rows, model.KVRow{Seq: sq.slot, IDs: ids})
+			r.rows = append(r.rows, model.KVRow{Seq: sq.slot, IDs: ids, Adapter: sq.g.adapter})
 			r.seqs = append(r.seqs, sq)
 			budget -= n
 		}
@@ -410,7 +423,7 @@ func (r *runState) plan(skip map[*seqState]bool) {
 // step runs one pass: plan, preempt until the pages suffice, then draw
 // a token for every sequence whose pending tokens are all in.
 func (r *runState) step() error {
-	e, p := r.e, r.p
+	e := r.e
 	t0 := time.Now()
 	var skip map[*seqState]bool
 	for {
@@ -451,7 +464,8 @@ func (r *runState) step() error {
 		return err
 	}
 	be, V := e.be, e.vocab
-	// Rows that draw: the decoding prefix in one call, then completed chunks.
+	// Rows that draw: the decoding prefix of one sampling setting in one
+	// call, then the others row by row (each row is sampled alone either way).
 	D := 0
 	prefill := 0
 	for i, sq := range r.seqs {
@@ -460,14 +474,14 @@ func (r *runState) step() error {
 			prefill += len(r.rows[i].IDs)
 		}
 		if done && sq.s != nil {
-			e.u[i] = Uniform(p.Seed, sq.g.ID, sq.s.Index, sq.drawIndex())
-			if D == i {
+			e.u[i] = Uniform(sq.g.p.Seed, sq.g.ID, sq.s.Index, sq.drawIndex())
+			if D == i && sq.g.kp == r.seqs[0].g.kp {
 				D++
 			}
 		}
 	}
 	if D > 0 {
-		be.Sample(e.ids[:D], logits, e.u[:D], D, V, r.kp) // the first D rows of [R, V]
+		be.Sample(e.ids[:D], logits, e.u[:D], D, V, *r.seqs[0].g.kp) // the first D rows of [R, V]
 		be.LogProbs(e.lpView[D], e.lseView[D], nil, logits, e.ids[:D], D, V)
 	}
 	for i := D; i < R; i++ {
@@ -476,7 +490,7 @@ func (r *runState) step() error {
 			continue
 		}
 		row := be.View(logits, i*V, V)
-		be.Sample(e.ids[i:i+1], row, e.u[i:i+1], 1, V, r.kp)
+		be.Sample(e.ids[i:i+1], row, e.u[i:i+1], 1, V, *sq.g.kp)
 		be.LogProbs(be.View(e.lp, i, 1), be.View(e.lse, i, 1), nil, row, e.ids[i:i+1], 1, V)
 	}
 	be.CopyOut(e.lpHost[:R], e.lpView[R])
@@ -504,6 +518,7 @@ func (r *runState) step() error {
 			sq.s.IDs = append(sq.s.IDs, e.ids[i])
 			sq.s.LogProbs = append(sq.s.LogProbs, e.lpHost[i])
 			e.stats.NewTokens++
+			sq.g.token(sq.s.Index, e.ids[i], e.lpHost[i])
 			if f := r.ended(sq); f != "" {
 				if sq.ep != nil {
 					r.pending = append(r.pending, turnEnd{sq, f})
@@ -530,7 +545,8 @@ func (r *runState) step() error {
 // logits row i, shares its pages with the other G−1 cache sequences, and
 // returns the samples that go on.
 func (r *runState) fork(lead *seqState, logits kernels.Buffer, i int) ([]*seqState, error) {
-	e, p, g := r.e, r.p, lead.g
+	e, g := r.e, lead.g
+	p := g.p
 	be, V := e.be, e.vocab
 	row := be.View(logits, i*V, V)
 	G := len(g.Samples)
@@ -538,7 +554,7 @@ func (r *runState) fork(lead *seqState, logits kernels.Buffer, i int) ([]*seqSta
 	ids := make([]int32, G)
 	for s := range G {
 		u := []float32{Uniform(p.Seed, g.ID, s, 0)}
-		be.Sample(ids[s:s+1], row, u, 1, V, r.kp)
+		be.Sample(ids[s:s+1], row, u, 1, V, *g.kp)
 		be.LogProbs(e.lpView[1], e.lseView[1], nil, row, ids[s:s+1], 1, V)
 		be.CopyOut(lp[s:s+1], e.lpView[1])
 	}
@@ -556,6 +572,7 @@ func (r *runState) fork(lead *seqState, logits kernels.Buffer, i int) ([]*seqSta
 		smp := &g.Samples[s]
 		smp.IDs = append(make([]int32, 0, capN), ids[s])
 		smp.LogProbs = append(make([]float32, 0, capN), lp[s])
+		g.token(s, ids[s], lp[s])
 		sq := &seqState{g: g, s: smp, slot: g.slots[s], ep: g.eps[s]}
 		if f := r.ended(sq); f != "" {
 			if sq.ep == nil {

@@ -28,6 +28,12 @@
 //     pending again, recomputed when pages free up.
 //  4. Groups are yielded in prompt order once all their samples finished.
 //
+// Serve (serving.go) runs the same steps open-ended for a server: requests
+// arrive on a channel while others run, each with its own Params and
+// adapter (model.KVRow.Adapter), are admitted first come first served,
+// hand out their tokens as they are drawn, and leave the batch (pages
+// freed) when they finish or their context is cancelled.
+//
 // Determinism. Sample s of a prompt with id I draws its token at step t
 // with the uniform Uniform(seed, I, s, t), a hash, so the text depends only
 // on (seed, id, sample index) and the logits. Every row of a step is
@@ -221,15 +227,14 @@ type Engine struct {
 	o     Options
 	vocab int
 
-	cache       *model.KVCache // nil until the first call; regrown between calls only
-	lp, lse     kernels.Buffer // [S]
-	lpView      []kernels.Buffer
-	lseView     []kernels.Buffer
-	slots       []int     // [S] per decode row
-	toks, ids   []int32   // [S]
-	u, lpHost   []float32 // [S]
-	stats       Stats
-	maxStopText int // longest stop string in bytes (this call)
+	cache     *model.KVCache // nil until the first call; regrown between calls only
+	lp, lse   kernels.Buffer // [S]
+	lpView    []kernels.Buffer
+	lseView   []kernels.Buffer
+	slots     []int     // [S] per decode row
+	toks, ids []int32   // [S]
+	u, lpHost []float32 // [S]
+	stats     Stats
 }
 
 // New returns an engine over m.

@@ -98,7 +98,11 @@ func (e *Engine) stopped(ids []int32, p *Params) bool {
 	if len(p.Stop) == 0 {
 		return false
 	}
-	w := ids[max(0, len(ids)-stopWindow(e.maxStopText)):]
+	longest := 0
+	for _, s := range p.Stop {
+		longest = max(longest, len(s))
+	}
+	w := ids[max(0, len(ids)-stopWindow(longest)):]
 	tail := e.tok.Decode(w, true)
 	for _, s := range p.Stop {
 		if strings.Contains(tail, s) {

@@ -52,6 +52,7 @@ type metrics struct {
 
 	promptTokens, completionTokens atomic.Int64
 	queueDepth, running            atomic.Int64
+	pagesFree, pagesTotal          atomic.Int64
 	cancelled                      atomic.Int64
 	batch                          *histogram // sequences per engine call
 	latency                        *histogram // seconds per request
@@ -96,10 +97,12 @@ func (m *metrics) write(w io.Writer) {
 		{"argrl_completion_tokens_total", "counter", "Tokens generated for the requests answered.", m.completionTokens.Load()},
 		{"argrl_cancelled_requests_total", "counter", "Requests whose client went away while they ran.", m.cancelled.Load()},
 		{"argrl_queue_depth", "gauge", "Requests waiting for the engine.", m.queueDepth.Load()},
-		{"argrl_running_requests", "gauge", "Requests in the engine call in progress.", m.running.Load()},
+		{"argrl_running_requests", "gauge", "Requests in the engine's batch.", m.running.Load()},
+		{"argrl_kv_pages_free", "gauge", "KV-cache pages free after the last engine step.", m.pagesFree.Load()},
+		{"argrl_kv_pages_total", "gauge", "KV-cache pages.", m.pagesTotal.Load()},
 	} {
 		fmt.Fprintf(w, "# HELP %s %s\n# TYPE %s %s\n%s %d\n", c.name, c.help, c.name, c.typ, c.name, c.v)
 	}
-	m.batch.write(w, "argrl_batch_sequences", "Sequences (prompts × n) per engine call.")
+	m.batch.write(w, "argrl_batch_sequences", "Sequences per engine step.")
 	m.latency.write(w, "argrl_request_latency_seconds", "Time from a request's arrival to its last byte.")
 }

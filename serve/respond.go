@@ -1,9 +1,7 @@
 package serve
 
 // The two generation endpoints and their responses, whole or as
-// server-sent events. The engine hands back finished groups, so a streamed
-// response is sent when its samples are done, one event per token (tool
-// calls: one event with the name, one with the arguments).
+// server-sent events sent while the engine draws the tokens (stream.go).
 
 import (
 	"crypto/rand"
@@ -92,15 +90,6 @@ func answers(res jobResult, stops []string) []answer {
 	return out
 }
 
-// piece is the text token t produced, within the served (cut) text.
-func (a *answer) piece(t int) string {
-	if t >= len(a.offs) {
-		return ""
-	}
-	lo, hi := min(a.offs[t][0], len(a.text)), min(a.offs[t][1], len(a.text))
-	return a.text[lo:hi]
-}
-
 func (s *Server) tokenLogprobs(a *answer) []tokenLogprob {
 	out := make([]tokenLogprob, len(a.smp.IDs))
 	for t, id := range a.smp.IDs {
@@ -149,19 +138,31 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) *apiError {
 	if req.Logprobs && req.TopLogprobs != nil {
 		topLP = *req.TopLogprobs
 	}
-	res, err := s.run(r.Context(), &req.sampling, adapter, []rollout.Prompt{{IDs: ids}}, topLP)
+	ctx := r.Context()
+	j, err := s.prepare(ctx, &req.sampling, adapter, []rollout.Prompt{{IDs: ids}}, topLP, req.Stream)
 	if err != nil {
 		return err
 	}
-	stops, _ := req.stops()
 	id, created := newID("chatcmpl-"), time.Now().Unix()
+	head := map[string]any{"id": id, "created": created, "model": req.Model, "system_fingerprint": "argrl"}
+	if req.ReturnTokenIDs {
+		head["prompt_token_ids"] = ids
+	}
+	if req.Stream {
+		return s.streamChat(w, req, j, head, prefix, tc, len(tools) > 0)
+	}
+	res := s.sched.do(j)
+	if err := s.finish(ctx, res); err != nil {
+		return err
+	}
+	stops, _ := req.stops()
 	ans := answers(res, stops)
 	choices := make([]chatChoice, len(ans))
 	u := usage{PromptTokens: len(ids)}
 	for i := range ans {
 		a := &ans[i]
 		u.CompletionTokens += len(a.smp.IDs)
-		content, calls := s.assistantMessage(prefix+a.text, tc, fmt.Sprintf("call_%s_%d", id[9:17], i))
+		content, calls := s.assistantMessage(prefix+a.text, tc, callIDs(id, i))
 		c := chatChoice{Index: i, Message: chatChoiceMsg{Role: "assistant", Content: content, ToolCalls: calls}, FinishReason: a.finish}
 		if len(calls) > 0 && a.finish == "stop" {
 			c.FinishReason = "tool_calls"
@@ -175,72 +176,160 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) *apiError {
 		choices[i] = c
 	}
 	u.TotalTokens = u.PromptTokens + u.CompletionTokens
-	head := map[string]any{"id": id, "created": created, "model": req.Model, "system_fingerprint": "argrl"}
-	if req.ReturnTokenIDs {
-		head["prompt_token_ids"] = ids
-	}
-	if !req.Stream {
-		head["object"], head["choices"], head["usage"] = "chat.completion", choices, u
-		writeJSON(w, head)
-		return nil
-	}
-	head["object"] = "chat.completion.chunk"
-	ev := newEvents(w)
-	for i := range ans {
-		a, c := &ans[i], &choices[i]
-		send := func(delta map[string]any, lps []tokenLogprob, finish any, extra map[string]any) {
-			ch := map[string]any{"index": i, "delta": delta, "logprobs": nil, "finish_reason": finish}
-			if lps != nil {
-				ch["logprobs"] = chatLogprobs{Content: lps}
-			}
-			for k, v := range extra {
-				ch[k] = v
-			}
-			ev.send(head, []any{ch}, nil)
-		}
-		send(map[string]any{"role": "assistant", "content": ""}, nil, nil, nil)
-		var lps []tokenLogprob
-		if c.Logprobs != nil {
-			lps = c.Logprobs.Content
-		}
-		if len(c.Message.ToolCalls) == 0 {
-			for t := range a.smp.IDs {
-				var lp []tokenLogprob
-				if lps != nil {
-					lp = lps[t : t+1]
-				}
-				piece := a.piece(t)
-				if t == 0 {
-					piece = prefix + piece
-				}
-				send(map[string]any{"content": piece}, lp, nil, nil)
-			}
-		} else {
-			if c.Message.Content != nil {
-				send(map[string]any{"content": *c.Message.Content}, nil, nil, nil)
-			}
-			for k, tcall := range c.Message.ToolCalls {
-				k := k
-				first := toolCall{Index: &k, ID: tcall.ID, Type: "function", Function: functionCall{Name: tcall.Function.Name}}
-				send(map[string]any{"tool_calls": []toolCall{first}}, nil, nil, nil)
-				var lp []tokenLogprob
-				if k == 0 {
-					lp = lps
-				}
-				send(map[string]any{"tool_calls": []toolCall{{Index: &k, Function: functionCall{Arguments: tcall.Function.Arguments}}}}, lp, nil, nil)
-			}
-		}
-		var extra map[string]any
-		if req.ReturnTokenIDs {
-			extra = map[string]any{"token_ids": c.TokenIDs}
-		}
-		send(map[string]any{}, nil, c.FinishReason, extra)
-	}
-	if req.StreamOptions != nil && req.StreamOptions.IncludeUsage {
-		ev.send(head, []any{}, &u)
-	}
-	ev.done()
+	head["object"], head["choices"], head["usage"] = "chat.completion", choices, u
+	writeJSON(w, head)
 	return nil
+}
+
+// callIDs is the prefix of the ids of choice i's calls.
+func callIDs(id string, i int) string { return fmt.Sprintf("call_%s_%d", id[9:17], i) }
+
+// streamChat sends a chat answer as server-sent events while it is
+// generated (stream.go). The headers go out with the first token, so a
+// request the engine refuses before any still gets its error status.
+func (s *Server) streamChat(w http.ResponseWriter, req *chatRequest, j *job, head map[string]any, prefix string, tc *toolChoice, tools bool) *apiError {
+	ctx := j.ctx
+	resc := make(chan jobResult, 1)
+	go func() { resc <- s.sched.do(j) }()
+	head["object"] = "chat.completion.chunk"
+	stops, _ := req.stops()
+	id := head["id"].(string)
+	n := j.params.G
+	parse := s.format.Name() == "tool_call" && tc.Mode != "none"
+	cs := make([]*chatStream, n)
+	for i := range cs {
+		cs[i] = &chatStream{textStream: textStream{s: s, stops: stops, prefix: prefix}, parse: parse, hold: !parse && tools && tc.Mode != "none"}
+	}
+	lpNow := req.Logprobs && j.topLP == 0 // top_logprobs are recomputed at the end: all log-probs come then
+	pend := make([][]tokenLogprob, n)
+	var ev *events
+	send := func(i int, delta map[string]any, finish any, extra map[string]any) {
+		ch := map[string]any{"index": i, "delta": delta, "logprobs": nil, "finish_reason": finish}
+		if len(pend[i]) > 0 {
+			ch["logprobs"] = chatLogprobs{Content: pend[i]}
+			pend[i] = nil
+		}
+		for k, v := range extra {
+			ch[k] = v
+		}
+		ev.send(head, []any{ch}, nil)
+	}
+	start := func() {
+		if ev == nil {
+			ev = newEvents(w)
+			for i := range cs {
+				send(i, map[string]any{"role": "assistant", "content": ""}, nil, nil)
+			}
+		}
+	}
+	callDelta := func(i, k int, callID, name, args string) {
+		tcall := toolCall{Index: &k, Function: functionCall{Name: name, Arguments: args}}
+		if callID != "" {
+			tcall.ID, tcall.Type = callID, "function"
+		}
+		send(i, map[string]any{"tool_calls": []toolCall{tcall}}, nil, nil)
+	}
+	emit := func(i int, ds []delta) {
+		for _, d := range ds {
+			switch {
+			case d.content != nil:
+				send(i, map[string]any{"content": *d.content}, nil, nil)
+			case d.head:
+				callDelta(i, d.call, fmt.Sprintf("%s_%d", callIDs(id, i), d.call), d.name, "")
+			default:
+				callDelta(i, d.call, "", "", d.args)
+			}
+		}
+	}
+	feed := func(toks []streamToken) {
+		start()
+		touched := make([]bool, n)
+		for _, tk := range toks {
+			c := cs[tk.sample]
+			c.ids = append(c.ids, tk.id)
+			if lpNow {
+				pend[tk.sample] = append(pend[tk.sample], s.tokenEntry(tk.id, tk.logProb))
+			}
+			touched[tk.sample] = true
+		}
+		for i, c := range cs {
+			if touched[i] {
+				emit(i, c.advance(c.avail()))
+			}
+		}
+	}
+	for {
+		select {
+		case <-j.stream.wake:
+			if toks := j.stream.take(); len(toks) > 0 {
+				feed(toks)
+			}
+			continue
+		case res := <-resc:
+			if err := s.finish(ctx, res); err != nil {
+				if ev == nil {
+					return err
+				}
+				ev.sendError(err)
+				return nil
+			}
+			if toks := j.stream.take(); len(toks) > 0 {
+				feed(toks)
+			}
+			start()
+			ans := answers(res, stops)
+			u := usage{PromptTokens: len(res.groups[0].PromptIDs)}
+			for i := range ans {
+				a, c := &ans[i], cs[i]
+				u.CompletionTokens += len(a.smp.IDs)
+				full := prefix + a.text
+				emit(i, c.advance(full))
+				content, calls := s.assistantMessage(full, tc, callIDs(id, i))
+				switch {
+				case len(calls) > 0 && c.hold:
+					if content != nil {
+						send(i, map[string]any{"content": *content}, nil, nil)
+					}
+					for k, call := range calls {
+						callDelta(i, k, call.ID, call.Function.Name, "")
+						callDelta(i, k, "", "", call.Function.Arguments)
+					}
+				case len(calls) > 0:
+					for k, call := range calls {
+						if k < len(c.calls) {
+							if rest, ok := strings.CutPrefix(call.Function.Arguments, c.calls[k].args.String()); ok && rest != "" {
+								callDelta(i, k, "", "", rest)
+							}
+							continue
+						}
+						callDelta(i, k, call.ID, call.Function.Name, "")
+						callDelta(i, k, "", "", call.Function.Arguments)
+					}
+				case c.content < len(full): // no calls: the rest is text
+					rest := full[c.content:]
+					send(i, map[string]any{"content": rest}, nil, nil)
+				}
+				finish := a.finish
+				if len(calls) > 0 && a.finish == "stop" {
+					finish = "tool_calls"
+				}
+				if req.Logprobs && !lpNow {
+					pend[i] = s.tokenLogprobs(a)
+				}
+				var extra map[string]any
+				if req.ReturnTokenIDs {
+					extra = map[string]any{"token_ids": nonNil(a.smp.IDs)}
+				}
+				send(i, map[string]any{}, finish, extra)
+			}
+			u.TotalTokens = u.PromptTokens + u.CompletionTokens
+			if req.StreamOptions != nil && req.StreamOptions.IncludeUsage {
+				ev.send(head, []any{}, &u)
+			}
+			ev.done()
+			return nil
+		}
+	}
 }
 
 func nonNil(ids []int32) []int32 {
@@ -281,6 +370,16 @@ func (e *events) send(head map[string]any, choices []any, u *usage) {
 	if e.f != nil {
 		e.f.Flush()
 	}
+}
+
+// sendError ends a stream that fails after it started with an error event.
+func (e *events) sendError(a *apiError) {
+	b, err := json.Marshal(map[string]*apiError{"error": a})
+	if err != nil {
+		b = []byte(`{"error":{"message":"the request failed","type":"server_error"}}`)
+	}
+	fmt.Fprintf(e.w, "data: %s\n\n", b)
+	e.done()
 }
 
 func (e *events) done() {
@@ -347,11 +446,63 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request) *apiError {
 	if req.Logprobs != nil {
 		topLP = *req.Logprobs
 	}
-	res, err := s.run(r.Context(), &req.sampling, adapter, prompts, topLP)
+	ctx := r.Context()
+	j, err := s.prepare(ctx, &req.sampling, adapter, prompts, topLP, req.Stream)
 	if err != nil {
 		return err
 	}
+	head := map[string]any{"id": newID("cmpl-"), "created": time.Now().Unix(), "model": req.Model, "system_fingerprint": "argrl"}
+	var ev *events
+	var sent []int
+	var ts []*textStream
+	resc := make(chan jobResult, 1)
 	stops, _ := req.stops()
+	if req.Stream {
+		head["object"] = "text_completion"
+		n := j.params.G
+		ts, sent = make([]*textStream, len(prompts)*n), make([]int, len(prompts)*n)
+		for i := range ts {
+			ts[i] = &textStream{s: s, stops: stops}
+		}
+		go func() { resc <- s.sched.do(j) }()
+	wait:
+		for {
+			select {
+			case <-j.stream.wake:
+			case res := <-resc:
+				resc <- res
+				break wait
+			}
+			toks := j.stream.take()
+			if len(toks) > 0 && ev == nil {
+				ev = newEvents(w)
+			}
+			touched := map[int]bool{}
+			for _, tk := range toks {
+				k := tk.prompt*n + tk.sample
+				ts[k].ids = append(ts[k].ids, tk.id)
+				touched[k] = true
+			}
+			for k, t := range ts {
+				if touched[k] {
+					if text := t.avail(); len(text) > sent[k] {
+						ev.send(head, []any{map[string]any{"index": k, "text": text[sent[k]:], "logprobs": nil, "finish_reason": nil}}, nil)
+						sent[k] = len(text)
+					}
+				}
+			}
+		}
+	} else {
+		resc <- s.sched.do(j)
+	}
+	res := <-resc
+	if err := s.finish(ctx, res); err != nil {
+		if ev == nil {
+			return err
+		}
+		ev.sendError(err)
+		return nil
+	}
 	ans := answers(res, stops)
 	n := len(ans) / len(prompts)
 	choices := make([]completionChoice, len(ans))
@@ -391,18 +542,18 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request) *apiError {
 		choices[i] = c
 	}
 	u.TotalTokens = u.PromptTokens + u.CompletionTokens
-	head := map[string]any{"id": newID("cmpl-"), "created": time.Now().Unix(), "model": req.Model, "system_fingerprint": "argrl"}
 	if !req.Stream {
 		head["object"], head["choices"], head["usage"] = "text_completion", choices, u
 		writeJSON(w, head)
 		return nil
 	}
-	head["object"] = "text_completion"
-	ev := newEvents(w)
+	if ev == nil {
+		ev = newEvents(w)
+	}
 	for i := range ans {
 		a, c := &ans[i], &choices[i]
-		for t := range a.smp.IDs {
-			ev.send(head, []any{map[string]any{"index": i, "text": a.piece(t), "logprobs": nil, "finish_reason": nil}}, nil)
+		if len(a.text) > sent[i] {
+			ev.send(head, []any{map[string]any{"index": i, "text": a.text[sent[i]:], "logprobs": nil, "finish_reason": nil}}, nil)
 		}
 		last := map[string]any{"index": i, "text": "", "logprobs": c.Logprobs, "finish_reason": c.FinishReason}
 		if req.ReturnTokenIDs {

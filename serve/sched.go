@@ -1,14 +1,14 @@
 package serve
 
-// The scheduler: one goroutine owns the model and the rollout engine. It
-// collects the requests waiting and runs them as engine calls: every
-// request with the same adapter and the same sampling parameters joins one
-// call (the engine's Params are per call), whose continuous batching then
-// decodes all their sequences together. A client that disconnects cancels
-// its call at once (its KV slots are freed); the other requests of the call
-// are put back at the front of the queue and rerun, which gives the same
-// tokens because a sample depends only on (seed, id, index) and the logits,
-// not on the batch around it (rollout's package doc).
+// The scheduler: one goroutine owns the model and runs the rollout
+// engine's Serve loop (continuous batching across requests). Every prompt
+// of a request becomes a rollout.Request with the request's parameters and
+// adapter; it joins the running batch at the next engine step, streams
+// its tokens to the handler as they are drawn, and leaves the batch the
+// moment it ends or its client goes away (its KV pages back in the pool at
+// once). A sample depends only on (seed, id, index) and its own logits,
+// not on the batch around it (rollout's package doc), so concurrent
+// traffic changes no answer.
 
 import (
 	"context"
@@ -17,35 +17,23 @@ import (
 	"math"
 	"slices"
 	"sync"
-	"time"
+	"sync/atomic"
 
+	"github.com/argrl/argrl/kernels"
 	"github.com/argrl/argrl/model"
 	"github.com/argrl/argrl/rollout"
 )
 
-// callKey groups requests that can share an engine call.
-type callKey struct {
-	adapter     string
-	temperature float32
-	topP        float32
-	topK        int
-	maxNew      int
-	stops       string // NUL-joined
-	n           int
-	ignoreEOS   bool
-	seeded      bool
-	seed        uint64 // when seeded
-}
-
-// job is one request's work: its prompts, answered by the engine as groups.
+// job is one HTTP request's work: its prompts, all with the same
+// parameters and adapter.
 type job struct {
 	ctx     context.Context
-	key     callKey
+	adapter int // model.KVRow.Adapter
 	params  rollout.Params
 	prompts []rollout.Prompt
-	topLP   int // top_logprobs wanted (0: none)
-	queued  time.Time
-	done    chan jobResult // buffered 1
+	seeded  bool         // the request gave a seed (else the server draws one, and prompt ids)
+	topLP   int          // top_logprobs wanted (0: none)
+	stream  *tokenStream // nil: no streaming
 }
 
 type jobResult struct {
@@ -60,235 +48,210 @@ type topEntry struct {
 	LogProb float32
 }
 
-// scheduler runs jobs on the engine, one call at a time.
-type scheduler struct {
-	m        *model.Model
-	eng      *rollout.Engine
-	adapters map[string]string // name → directory
-	current  string            // adapter loaded ("" before the first switch)
-	metrics  *metrics
-	stopIDs  []int32
+// streamToken is one drawn token, for a streamed response.
+type streamToken struct {
+	prompt, sample int
+	id             int32
+	logProb        float32
+}
 
-	submit chan *job
-	quit   chan struct{}
-	wg     sync.WaitGroup
-	seeds  uint64 // for unseeded calls
-	serial uint64 // unseeded prompt ids
+// tokenStream carries the tokens the engine draws to the handler that
+// streams them: the engine appends without blocking, the handler takes.
+type tokenStream struct {
+	mu   sync.Mutex
+	toks []streamToken
+	wake chan struct{} // buffered 1: something was appended
+}
+
+func newTokenStream() *tokenStream { return &tokenStream{wake: make(chan struct{}, 1)} }
+
+func (t *tokenStream) put(tk streamToken) {
+	t.mu.Lock()
+	t.toks = append(t.toks, tk)
+	t.mu.Unlock()
+	select {
+	case t.wake <- struct{}{}:
+	default:
+	}
+}
+
+// take returns the tokens appended since the last take.
+func (t *tokenStream) take() []streamToken {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	out := t.toks
+	t.toks = nil
+	return out
+}
+
+// scheduler feeds the engine's Serve loop.
+type scheduler struct {
+	m       *model.Model
+	eng     *rollout.Engine
+	metrics *metrics
+	stopIDs []int32
+
+	in     chan *rollout.Request
+	mu     sync.RWMutex // senders hold it read-locked; close write-locks it
+	closed bool
+	exited chan struct{} // Serve returned
+	err    error         // Serve's error, once exited
+	seeds  atomic.Uint64 // unseeded requests' seeds
+	serial atomic.Uint64 // unseeded prompt ids
 	top    *model.KVCache
 }
 
-func newScheduler(m *model.Model, eng *rollout.Engine, adapters map[string]string, first string, stopIDs []int32, mt *metrics, seed uint64) *scheduler {
-	s := &scheduler{m: m, eng: eng, adapters: adapters, current: first, metrics: mt, stopIDs: stopIDs,
-		submit: make(chan *job), quit: make(chan struct{}), seeds: seed}
-	s.wg.Add(1)
-	go s.loop()
+func newScheduler(m *model.Model, eng *rollout.Engine, stopIDs []int32, mt *metrics, seed uint64) *scheduler {
+	s := &scheduler{m: m, eng: eng, metrics: mt, stopIDs: stopIDs, in: make(chan *rollout.Request, 256), exited: make(chan struct{})}
+	s.seeds.Store(seed)
+	go func() {
+		defer close(s.exited)
+		s.err = eng.Serve(context.Background(), s.in, func(si rollout.ServeInfo) {
+			if si.Rows > 0 {
+				mt.batch.observe(float64(si.Rows))
+			}
+			mt.pagesFree.Store(int64(si.FreePages))
+			mt.pagesTotal.Store(int64(si.TotalPages))
+		})
+		if s.top != nil {
+			s.top.Close()
+		}
+	}()
 	return s
 }
 
 // errClosed answers requests that arrive while the server shuts down.
 var errClosed = errors.New("the server is shutting down")
 
-// do queues j and waits for its result (or its context).
+// do runs j's prompts in the engine's batch and waits for all of them (or
+// the request's context, or the engine's end).
 func (s *scheduler) do(j *job) jobResult {
-	j.done = make(chan jobResult, 1)
-	j.queued = time.Now()
-	s.metrics.queueDepth.Add(1) // until a call takes it (run) or it is dropped
-	select {
-	case s.submit <- j:
-	case <-s.quit:
-		s.metrics.queueDepth.Add(-1)
-		return jobResult{err: errClosed}
-	case <-j.ctx.Done():
-		s.metrics.queueDepth.Add(-1)
-		return jobResult{err: j.ctx.Err()}
-	}
-	select {
-	case r := <-j.done:
-		return r
-	case <-j.ctx.Done():
-		// The scheduler sees the cancellation too and drops the job; its
-		// result, if it was already sent, is discarded (buffered channel).
-		return jobResult{err: j.ctx.Err()}
-	}
-}
-
-// close stops the loop after the call in progress; queued jobs get errClosed.
-func (s *scheduler) close() {
-	close(s.quit)
-	s.wg.Wait()
-}
-
-func (s *scheduler) loop() {
-	defer s.wg.Done()
-	var queue []*job
-	for {
-		if len(queue) == 0 {
-			select {
-			case j := <-s.submit:
-				queue = append(queue, j)
-			case <-s.quit:
-				return
-			}
-		}
-		// Take everything waiting now.
-	drain:
-		for {
-			select {
-			case j := <-s.submit:
-				queue = append(queue, j)
-			case <-s.quit:
-				for _, j := range queue {
-					j.done <- jobResult{err: errClosed}
-					s.metrics.queueDepth.Add(-1)
-				}
-				return
-			default:
-				break drain
-			}
-		}
-		live := queue[:0]
-		for _, j := range queue {
-			if j.ctx.Err() != nil {
-				j.done <- jobResult{err: j.ctx.Err()}
-				s.metrics.queueDepth.Add(-1)
-				continue
-			}
-			live = append(live, j)
-		}
-		queue = live
-		if len(queue) == 0 {
-			continue
-		}
-		key := queue[0].key
-		var call, rest []*job
-		for _, j := range queue {
-			if j.key == key {
-				call = append(call, j)
-			} else {
-				rest = append(rest, j)
-			}
-		}
-		again := s.run(call)
-		queue = append(again, rest...)
-	}
-}
-
-// run makes one engine call for jobs (same key) and answers them; it
-// returns the jobs to run again after a disconnect cancelled the call.
-func (s *scheduler) run(jobs []*job) (again []*job) {
-	s.metrics.queueDepth.Add(-int64(len(jobs)))
-	defer func() { s.metrics.queueDepth.Add(int64(len(again))) }()
-	key := jobs[0].key
-	if err := s.useAdapter(key.adapter); err != nil {
-		for _, j := range jobs {
-			j.done <- jobResult{err: err}
-		}
-		return nil
-	}
-	p := jobs[0].params
-	if !key.seeded {
-		s.seeds++
-		p.Seed = mix(s.seeds)
-	}
-	var prompts []rollout.Prompt
-	owner := []int{} // prompt index → job
-	first := make([]int, len(jobs))
-	for ji, j := range jobs {
-		first[ji] = len(prompts)
-		for _, pr := range j.prompts {
-			if !key.seeded {
-				s.serial++
-				pr.ID = fmt.Sprintf("req-%d", s.serial)
-			}
-			prompts = append(prompts, pr)
-			owner = append(owner, ji)
-		}
-	}
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(j.ctx)
 	defer cancel()
-	stops := make([]func() bool, len(jobs))
-	for i, j := range jobs {
-		stops[i] = context.AfterFunc(j.ctx, cancel)
+	p := j.params
+	seeded := j.seeded
+	if !seeded {
+		p.Seed = mix(s.seeds.Add(1))
 	}
-	defer func() {
-		for _, st := range stops {
-			st()
+	n := len(j.prompts)
+	groups := make([]*rollout.Group, n)
+	done := make(chan jobResult, 1)
+	// Engine goroutine only, from here on:
+	left, admitted, failed := n, false, false
+	s.metrics.queueDepth.Add(1)
+	end := func(err error) {
+		if admitted {
+			s.metrics.running.Add(-1)
+		} else {
+			s.metrics.queueDepth.Add(-1)
 		}
-	}()
-	seqs := len(prompts) * p.G
-	s.metrics.batch.observe(float64(seqs))
-	s.metrics.running.Add(int64(len(jobs)))
-	defer s.metrics.running.Add(-int64(len(jobs)))
-
-	results := make([][]*rollout.Group, len(jobs))
-	left := make([]int, len(jobs))
-	for ji, j := range jobs {
-		results[ji] = make([]*rollout.Group, len(j.prompts))
-		left[ji] = len(j.prompts)
+		done <- jobResult{groups: groups, err: err}
 	}
-	delivered := make([]bool, len(jobs))
-	for g, err := range s.eng.Groups(ctx, prompts, p) {
-		if err != nil {
-			if ctx.Err() != nil {
-				// A client went away: answer it, rerun the others.
-				for ji, j := range jobs {
-					if delivered[ji] {
-						continue
-					}
-					if j.ctx.Err() != nil {
-						j.done <- jobResult{err: j.ctx.Err()}
-						s.metrics.cancelled.Add(1)
-					} else {
-						again = append(again, j)
-					}
-				}
-				return again
-			}
-			for ji, j := range jobs {
-				if !delivered[ji] {
-					j.done <- jobResult{err: err}
-				}
-			}
-			return nil
+	reqs := make([]*rollout.Request, n)
+	for i, pr := range j.prompts {
+		if !seeded {
+			pr.ID = fmt.Sprintf("req-%d", s.serial.Add(1))
 		}
-		ji := owner[g.Index]
-		results[ji][g.Index-first[ji]] = g
-		left[ji]--
-		if left[ji] == 0 {
-			res := jobResult{groups: results[ji]}
-			if jobs[ji].topLP > 0 {
-				res.top, res.err = s.topLogprobs(results[ji], jobs[ji].topLP)
+		q := &rollout.Request{Ctx: ctx, Prompt: pr, Params: p, Adapter: j.adapter}
+		q.OnAdmit = func() {
+			if !admitted {
+				admitted = true
+				s.metrics.queueDepth.Add(-1)
+				s.metrics.running.Add(1)
 			}
-			jobs[ji].done <- res
-			delivered[ji] = true
 		}
+		if st := j.stream; st != nil {
+			q.OnToken = func(sample int, id int32, lp float32) {
+				st.put(streamToken{prompt: i, sample: sample, id: id, logProb: lp})
+			}
+		}
+		q.OnDone = func(g *rollout.Group, err error) {
+			if failed {
+				return
+			}
+			if err != nil {
+				failed = true
+				cancel() // the other prompts of the request leave too
+				end(err)
+				return
+			}
+			g.Index = i
+			groups[i] = g
+			if left--; left > 0 {
+				return
+			}
+			res := jobResult{groups: groups}
+			if j.topLP > 0 {
+				res.top, res.err = s.topLogprobs(groups, j.topLP, j.adapter)
+			}
+			if admitted {
+				s.metrics.running.Add(-1)
+			} else {
+				s.metrics.queueDepth.Add(-1)
+			}
+			done <- res
+		}
+		reqs[i] = q
 	}
-	return nil
+	if sent, err := s.send(ctx, reqs); sent == 0 {
+		s.metrics.queueDepth.Add(-1)
+		return jobResult{err: err}
+	} else if err != nil {
+		cancel() // the prompts sent end through OnDone
+	}
+	select {
+	case r := <-done:
+		if r.err != nil && j.ctx.Err() != nil {
+			s.metrics.cancelled.Add(1)
+		}
+		return r
+	case <-s.exited:
+		return jobResult{err: fmt.Errorf("the engine stopped: %v", s.err)}
+	}
 }
 
-// useAdapter loads the named adapter into the model's LoRA slots ("" is
-// the base model: adapters off).
-func (s *scheduler) useAdapter(name string) error {
-	if name == "" {
-		return s.m.SetAdapters(false)
+// send queues the requests for the engine and says how many went in
+// before an error.
+func (s *scheduler) send(ctx context.Context, reqs []*rollout.Request) (int, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return 0, errClosed
 	}
-	if s.current != name {
-		if err := s.m.ImportAdapter(s.adapters[name]); err != nil {
-			return fmt.Errorf("loading adapter %s: %w", name, err)
+	for k, q := range reqs {
+		select {
+		case s.in <- q:
+		case <-s.exited:
+			return k, fmt.Errorf("the engine stopped: %v", s.err)
+		case <-ctx.Done():
+			return k, ctx.Err()
 		}
-		s.current = name
 	}
-	return s.m.SetAdapters(true)
+	return len(reqs), nil
+}
+
+// close lets the engine finish the requests it holds, then stops it;
+// requests that arrive after get errClosed.
+func (s *scheduler) close() {
+	s.mu.Lock()
+	if !s.closed {
+		s.closed = true
+		close(s.in)
+	}
+	s.mu.Unlock()
+	<-s.exited
 }
 
 // topLogprobs recomputes each sampled position's distribution with a
-// one-slot cache (prefill the prompt, then one token at a time) and keeps
-// its k most likely tokens.
-func (s *scheduler) topLogprobs(groups []*rollout.Group, k int) ([][][][]topEntry, error) {
+// one-sequence cache (the prompt, then one token at a time, with the
+// request's adapter) and keeps its k most likely tokens. It runs on the
+// engine's goroutine, between steps.
+func (s *scheduler) topLogprobs(groups []*rollout.Group, k, adapter int) ([][][][]topEntry, error) {
 	be := s.m.Backend()
 	V := s.m.Config.VocabSize
 	logits := make([]float32, V)
 	out := make([][][][]topEntry, len(groups))
+	const chunk = 128
 	for gi, g := range groups {
 		out[gi] = make([][][]topEntry, len(g.Samples))
 		for si, smp := range g.Samples {
@@ -300,7 +263,7 @@ func (s *scheduler) topLogprobs(groups []*rollout.Group, k int) ([][][][]topEntr
 				if s.top != nil {
 					s.top.Close()
 				}
-				c, err := s.m.NewKVCache(1, min(s.m.MaxLen(), (need+63)&^63), 1)
+				c, err := s.m.NewPagedKVCache(model.KVOptions{Seqs: 1, MaxLen: min(s.m.MaxLen(), (need+63)&^63), MaxTokens: chunk})
 				if err != nil {
 					return nil, fmt.Errorf("top_logprobs: %w", err)
 				}
@@ -312,9 +275,13 @@ func (s *scheduler) topLogprobs(groups []*rollout.Group, k int) ([][][][]topEntr
 			feed := g.PromptIDs
 			rows := make([][]topEntry, len(smp.IDs))
 			for t := range smp.IDs {
-				buf, err := s.top.Prefill(0, feed)
-				if err != nil {
-					return nil, fmt.Errorf("top_logprobs: %w", err)
+				var buf kernels.Buffer
+				for off := 0; off < len(feed); off += chunk {
+					var err error
+					buf, err = s.top.Step([]model.KVRow{{Seq: 0, IDs: feed[off:min(off+chunk, len(feed))], Adapter: adapter}})
+					if err != nil {
+						return nil, fmt.Errorf("top_logprobs: %w", err)
+					}
 				}
 				be.CopyOut(logits, buf)
 				rows[t] = topK(logits, k)
@@ -364,7 +331,7 @@ func topK(logits []float32, k int) []topEntry {
 	return out
 }
 
-// mix is splitmix64's finalizer: successive call seeds.
+// mix is splitmix64's finalizer: successive request seeds.
 func mix(z uint64) uint64 {
 	z += 0x9E3779B97F4A7C15
 	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9

@@ -1,6 +1,7 @@
 package serve_test
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -47,32 +48,24 @@ func waitMetric(t *testing.T, url, name string, want float64) {
 	}
 }
 
-// TestDisconnect: a client that goes away cancels its engine call at once
-// (the cancelled counter moves while the other request still runs); the
-// other request of the call is rerun and gets exactly the answer it gets
-// alone.
+// TestDisconnect: a client that goes away leaves the engine's batch at
+// once (the cancelled counter moves while the other request still runs),
+// its KV pages back in the pool; the request it shared the batch with is
+// untouched and gets exactly the answer it gets alone.
 func TestDisconnect(t *testing.T) {
 	s := servetest.Start(t, servetest.BaseModel(), serve.Options{})
-	body := func(id string) string {
-		return `{"model":"base","prompt":[5,9,14],"max_tokens":500,"ignore_eos":true,"temperature":1,"seed":5,"sample_id":"` + id + `","return_token_ids":true}`
+	body := func(id string, n int) string {
+		return `{"model":"base","prompt":[5,9,14],"max_tokens":` + fmt.Sprint(n) + `,"ignore_eos":true,"temperature":1,"seed":5,"sample_id":"` + id + `","return_token_ids":true}`
 	}
 	var alone struct {
 		Choices []struct {
 			TokenIDs []int32 `json:"token_ids"`
 		} `json:"choices"`
 	}
-	code, b := post(t, s.URL+"/v1/completions", "", body("keep"))
-	if code != 200 || json.Unmarshal(b, &alone) != nil || len(alone.Choices) != 1 || len(alone.Choices[0].TokenIDs) != 500 {
+	code, b := post(t, s.URL+"/v1/completions", "", body("keep", 300))
+	if code != 200 || json.Unmarshal(b, &alone) != nil || len(alone.Choices) != 1 || len(alone.Choices[0].TokenIDs) != 300 {
 		t.Fatalf("alone: %d %.300s", code, b)
 	}
-	// A blocker holds the engine while "drop" and "keep" queue, so that the
-	// next call takes both; then "drop" goes away mid-call.
-	blocker := make(chan int, 1)
-	go func() {
-		code, _ := post(t, s.URL+"/v1/completions", "", `{"model":"base","prompt":[7,8],"max_tokens":100,"ignore_eos":true}`)
-		blocker <- code
-	}()
-	waitMetric(t, s.URL, "argrl_running_requests", 1)
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Add(2)
@@ -80,20 +73,17 @@ func TestDisconnect(t *testing.T) {
 	var keepBody []byte
 	go func() {
 		defer wg.Done()
-		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, s.URL+"/v1/completions", strings.NewReader(body("drop")))
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, s.URL+"/v1/completions", strings.NewReader(body("drop", 1000)))
 		if resp, err := http.DefaultClient.Do(req); err == nil {
 			resp.Body.Close()
 		}
 	}()
+	waitMetric(t, s.URL, "argrl_running_requests", 1) // "drop" decodes; "keep" joins it
 	go func() {
 		defer wg.Done()
-		keepCode, keepBody = post(t, s.URL+"/v1/completions", "", body("keep"))
+		keepCode, keepBody = post(t, s.URL+"/v1/completions", "", body("keep", 300))
 	}()
-	waitMetric(t, s.URL, "argrl_queue_depth", 2)
-	if code := <-blocker; code != 200 {
-		t.Fatalf("blocker: %d", code)
-	}
-	waitMetric(t, s.URL, "argrl_running_requests", 2) // both in one call
+	waitMetric(t, s.URL, "argrl_running_requests", 2)
 	cancel()
 	waitMetric(t, s.URL, "argrl_cancelled_requests_total", 1)
 	wg.Wait()
@@ -108,10 +98,69 @@ func TestDisconnect(t *testing.T) {
 	if fmt.Sprint(kept.Choices[0].TokenIDs) != fmt.Sprint(alone.Choices[0].TokenIDs) {
 		t.Errorf("the request that stayed got other tokens than alone")
 	}
-	if got := metric(t, s.URL, "argrl_completion_tokens_total"); got != 1100 {
-		t.Errorf("completion tokens %v, want 1100 (answered: 500 alone, 100 blocker, 500 kept; the cancelled one counts none)", got)
+	if got := metric(t, s.URL, "argrl_completion_tokens_total"); got != 600 {
+		t.Errorf("completion tokens %v, want 600 (answered: 300 alone, 300 kept; the cancelled one counts none)", got)
 	}
-	if q := metric(t, s.URL, "argrl_queue_depth"); q != 0 {
-		t.Errorf("queue depth %v after every request ended", q)
+	if q, r := metric(t, s.URL, "argrl_queue_depth"), metric(t, s.URL, "argrl_running_requests"); q != 0 || r != 0 {
+		t.Errorf("queue depth %v, running %v after every request ended", q, r)
+	}
+	free, total := metric(t, s.URL, "argrl_kv_pages_free"), metric(t, s.URL, "argrl_kv_pages_total")
+	if total == 0 || free != total {
+		t.Errorf("%v of %v KV pages free after every request ended", free, total)
+	}
+}
+
+// TestStreamsWhileGenerating: a streamed completion's first text arrives
+// while the request is still in the engine's batch (it streams, not sends
+// at the end), and the deltas join into the whole answer's text.
+func TestStreamsWhileGenerating(t *testing.T) {
+	s := servetest.Start(t, servetest.BaseModel(), serve.Options{})
+	body := `{"model":"base","prompt":"The weather","max_tokens":400,"ignore_eos":true,"temperature":0.8,"seed":3`
+	code, b := post(t, s.URL+"/v1/completions", "", body+`}`)
+	var whole struct {
+		Choices []struct {
+			Text string `json:"text"`
+		} `json:"choices"`
+	}
+	if code != 200 || json.Unmarshal(b, &whole) != nil || len(whole.Choices) != 1 {
+		t.Fatalf("whole: %d %.300s", code, b)
+	}
+	resp, err := http.Post(s.URL+"/v1/completions", "application/json", strings.NewReader(body+`,"stream":true}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	var text strings.Builder
+	chunks, early := 0, -1.0
+	for sc.Scan() {
+		line, ok := strings.CutPrefix(sc.Text(), "data: ")
+		if !ok || line == "[DONE]" {
+			continue
+		}
+		var ev struct {
+			Choices []struct {
+				Text         string  `json:"text"`
+				FinishReason *string `json:"finish_reason"`
+			} `json:"choices"`
+		}
+		if err := json.Unmarshal([]byte(line), &ev); err != nil {
+			t.Fatalf("event %q: %v", line, err)
+		}
+		for _, c := range ev.Choices {
+			if c.Text != "" && c.FinishReason == nil {
+				chunks++
+				if early < 0 {
+					early = metric(t, s.URL, "argrl_running_requests")
+				}
+			}
+			text.WriteString(c.Text)
+		}
+	}
+	if early != 1 {
+		t.Errorf("running requests %v when the first text arrived; want 1 (still generating)", early)
+	}
+	if chunks < 2 || text.String() != whole.Choices[0].Text {
+		t.Errorf("%d text chunks joining into %q; the whole answer is %q", chunks, text.String(), whole.Choices[0].Text)
 	}
 }

@@ -35,12 +35,11 @@ import (
 type Options struct {
 	// Name is the base model's name in the "model" field (default "base").
 	Name string
-	// Adapters maps a model name to a PEFT adapter directory. The model must
-	// have been opened with one of them (Open's Options.Adapter) as First;
-	// they must share its rank and targets (they take turns in its LoRA
-	// slots).
+	// Adapters maps a model name to a PEFT adapter directory. Each is
+	// loaded once (model.LoadAdapter) and served side by side with the
+	// others and the base model in one batch; they may differ in rank and
+	// targets.
 	Adapters map[string]string
-	First    string
 	// Format is the output format the model writes calls in (default
 	// tool_call); Template the chat template (default: the model's family).
 	Format, Template string
@@ -64,6 +63,7 @@ type Server struct {
 	format format.Format
 	sched  *scheduler
 	met    *metrics
+	loaded map[string]int // adapter name → model.KVRow.Adapter
 	maxLen int
 	mux    *http.ServeMux
 	t0     time.Time
@@ -101,18 +101,16 @@ func New(m *model.Model, eng *rollout.Engine, tok *tokenizer.Tokenizer, o Option
 	if _, dup := o.Adapters[o.Name]; dup {
 		return nil, fmt.Errorf("serve: adapter name %q is the base model's name", o.Name)
 	}
-	if len(o.Adapters) > 0 {
-		if _, ok := o.Adapters[o.First]; !ok || !m.HasAdapters() {
-			return nil, fmt.Errorf("serve: open the model with the first adapter (%q)", o.First)
+	if err := eng.PrepareServe(); err != nil {
+		return nil, fmt.Errorf("serve: %w", err)
+	}
+	loaded := map[string]int{}
+	for _, name := range sortedKeys(o.Adapters) { // every adapter loads before any request
+		k, err := m.LoadAdapter(o.Adapters[name])
+		if err != nil {
+			return nil, fmt.Errorf("serve: adapter %s=%s: %w", name, o.Adapters[name], err)
 		}
-		for _, name := range sortedKeys(o.Adapters) { // every adapter loads before any request
-			if err := m.ImportAdapter(o.Adapters[name]); err != nil {
-				return nil, fmt.Errorf("serve: adapter %s=%s: %w", name, o.Adapters[name], err)
-			}
-		}
-		if err := m.ImportAdapter(o.Adapters[o.First]); err != nil {
-			return nil, fmt.Errorf("serve: adapter %s: %w", o.First, err)
-		}
+		loaded[name] = k
 	}
 	if o.Seed == 0 {
 		var b [8]byte
@@ -121,8 +119,8 @@ func New(m *model.Model, eng *rollout.Engine, tok *tokenizer.Tokenizer, o Option
 		}
 		o.Seed = binary.LittleEndian.Uint64(b[:])
 	}
-	s := &Server{o: o, m: m, tok: tok, tmpl: tmpl, format: f, met: newMetrics(), maxLen: m.MaxLen(), t0: time.Now()}
-	s.sched = newScheduler(m, eng, o.Adapters, o.First, rollout.StopIDs(tok, m.Config), s.met, o.Seed)
+	s := &Server{o: o, m: m, tok: tok, tmpl: tmpl, format: f, met: newMetrics(), maxLen: m.MaxLen(), t0: time.Now(), loaded: loaded}
+	s.sched = newScheduler(m, eng, rollout.StopIDs(tok, m.Config), s.met, o.Seed)
 	mux := http.NewServeMux()
 	mux.HandleFunc("/v1/chat/completions", s.endpoint("chat", http.MethodPost, s.chat))
 	mux.HandleFunc("/v1/completions", s.endpoint("completions", http.MethodPost, s.completions))
@@ -143,8 +141,8 @@ func New(m *model.Model, eng *rollout.Engine, tok *tokenizer.Tokenizer, o Option
 // Handler is the HTTP handler.
 func (s *Server) Handler() http.Handler { return s.mux }
 
-// Close stops the scheduler (after the engine call in progress). Call it
-// after http.Server.Shutdown has drained the requests.
+// Close lets the engine finish the requests it holds, then stops it. Call
+// it after http.Server.Shutdown has drained the requests.
 func (s *Server) Close() { s.sched.close() }
 
 func sortedKeys(m map[string]string) []string {
@@ -239,15 +237,15 @@ func readBody(r *http.Request, limit int64) ([]byte, *apiError) {
 	return b, nil
 }
 
-// adapterOf resolves the "model" field.
-func (s *Server) adapterOf(name string) (string, *apiError) {
+// adapterOf resolves the "model" field into a model.KVRow.Adapter.
+func (s *Server) adapterOf(name string) (int, *apiError) {
 	if name == s.o.Name {
-		return "", nil
+		return model.NoAdapter, nil
 	}
-	if _, ok := s.o.Adapters[name]; ok {
-		return name, nil
+	if k, ok := s.loaded[name]; ok {
+		return k, nil
 	}
-	return "", withStatus(http.StatusNotFound, "invalid_request_error", "model_not_found",
+	return 0, withStatus(http.StatusNotFound, "invalid_request_error", "model_not_found",
 		"the model %q does not exist (served: %s)", name, strings.Join(s.modelNames(), ", "))
 }
 
@@ -289,27 +287,27 @@ func writeJSON(w http.ResponseWriter, v any) {
 	enc.Encode(v)
 }
 
-// params builds the engine parameters and the scheduler key of a request
-// whose prompts are prompts: OpenAI's defaults (temperature 1, top_p 1,
-// n 1), max_tokens checked against the context (default: the rest of it).
-func (s *Server) params(sp *sampling, adapter string, prompts []rollout.Prompt) (rollout.Params, callKey, *apiError) {
+// params builds the engine parameters of a request whose prompts are
+// prompts: OpenAI's defaults (temperature 1, top_p 1, n 1), max_tokens
+// checked against the context (default: the rest of it).
+func (s *Server) params(sp *sampling, prompts []rollout.Prompt) (rollout.Params, *apiError) {
 	longest := 0
 	for i, p := range prompts {
 		for t, id := range p.IDs {
 			if int(id) >= s.m.Config.VocabSize {
-				return rollout.Params{}, callKey{}, badRequest("prompt", "invalid_value", "prompt %d, token %d: id %d outside the vocabulary [0, %d)", i, t, id, s.m.Config.VocabSize)
+				return rollout.Params{}, badRequest("prompt", "invalid_value", "prompt %d, token %d: id %d outside the vocabulary [0, %d)", i, t, id, s.m.Config.VocabSize)
 			}
 		}
 		longest = max(longest, len(p.IDs))
 	}
 	if longest >= s.maxLen {
-		return rollout.Params{}, callKey{}, badRequest("messages", "context_length_exceeded",
+		return rollout.Params{}, badRequest("messages", "context_length_exceeded",
 			"the prompt has %d tokens; the model's context is %d (model.max_len), which leaves no room for an answer", longest, s.maxLen)
 	}
 	maxNew := s.maxLen - longest
 	if sp.MaxTokens != nil {
 		if longest+*sp.MaxTokens > s.maxLen {
-			return rollout.Params{}, callKey{}, badRequest("max_tokens", "context_length_exceeded",
+			return rollout.Params{}, badRequest("max_tokens", "context_length_exceeded",
 				"the prompt has %d tokens and max_tokens is %d: %d in all, more than the model's context of %d (model.max_len)",
 				longest, *sp.MaxTokens, longest+*sp.MaxTokens, s.maxLen)
 		}
@@ -329,13 +327,10 @@ func (s *Server) params(sp *sampling, adapter string, prompts []rollout.Prompt) 
 	if sp.N != nil {
 		p.G = *sp.N
 	}
-	key := callKey{adapter: adapter, temperature: p.Temperature, topP: p.TopP, topK: p.TopK, maxNew: maxNew,
-		stops: strings.Join(stops, "\x00"), n: p.G, ignoreEOS: sp.IgnoreEOS}
 	if sp.Seed != nil {
-		key.seeded, key.seed = true, uint64(*sp.Seed)
-		p.Seed = key.seed
+		p.Seed = uint64(*sp.Seed)
 	}
-	return p, key, nil
+	return p, nil
 }
 
 // promptID is the sample stream's id of a seeded request: the extension
@@ -352,26 +347,37 @@ func promptID(sp *sampling, i int) string {
 	return id
 }
 
-// run queues the prompts and waits.
-func (s *Server) run(ctx context.Context, sp *sampling, adapter string, prompts []rollout.Prompt, topLP int) (jobResult, *apiError) {
-	p, key, err := s.params(sp, adapter, prompts)
+// prepare checks a generation request and builds its job; stream asks for
+// its tokens as they are drawn.
+func (s *Server) prepare(ctx context.Context, sp *sampling, adapter int, prompts []rollout.Prompt, topLP int, stream bool) (*job, *apiError) {
+	p, err := s.params(sp, prompts)
 	if err != nil {
-		return jobResult{}, err
+		return nil, err
 	}
 	if p.G > s.o.Batch {
-		return jobResult{}, badRequest("n", "invalid_value", "key \"n\": %d samples exceed the server's --batch of %d", p.G, s.o.Batch)
+		return nil, badRequest("n", "invalid_value", "key \"n\": %d samples exceed the server's --batch of %d", p.G, s.o.Batch)
 	}
 	for i := range prompts {
 		prompts[i].ID = promptID(sp, i)
 	}
-	res := s.sched.do(&job{ctx: ctx, key: key, params: p, prompts: prompts, topLP: topLP})
+	j := &job{ctx: ctx, adapter: adapter, params: p, prompts: prompts, seeded: sp.Seed != nil, topLP: topLP}
+	if stream {
+		j.stream = newTokenStream()
+	}
+	return j, nil
+}
+
+// finish maps a job's outcome to an API error and counts its tokens.
+func (s *Server) finish(ctx context.Context, res jobResult) *apiError {
 	switch {
 	case errors.Is(res.err, errClosed):
-		return res, withStatus(http.StatusServiceUnavailable, "server_error", "shutting_down", "%v", res.err)
+		return withStatus(http.StatusServiceUnavailable, "server_error", "shutting_down", "%v", res.err)
 	case ctx.Err() != nil:
-		return res, withStatus(499, "invalid_request_error", "client_closed_request", "the client closed the request")
+		return withStatus(499, "invalid_request_error", "client_closed_request", "the client closed the request")
+	case errors.Is(res.err, rollout.ErrRequest):
+		return badRequest("", "invalid_value", "%v", res.err)
 	case res.err != nil:
-		return res, withStatus(http.StatusInternalServerError, "server_error", "engine_error", "%v", res.err)
+		return withStatus(http.StatusInternalServerError, "server_error", "engine_error", "%v", res.err)
 	}
 	for _, g := range res.groups {
 		s.met.promptTokens.Add(int64(len(g.PromptIDs)))
@@ -379,5 +385,5 @@ func (s *Server) run(ctx context.Context, sp *sampling, adapter string, prompts 
 			s.met.completionTokens.Add(int64(len(smp.IDs)))
 		}
 	}
-	return res, nil
+	return nil
 }

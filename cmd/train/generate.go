@@ -43,6 +43,7 @@ type genFlags struct {
 	template, tokenizer, backend string
 	compute                      string
 	maxNewTokens, batch, maxLen  int
+	pages                        int // KV pages (train serve's --pages; 0: the engine's default)
 	stop                         []string
 	mergeLoRA                    bool
 }
@@ -117,7 +118,7 @@ func openGen(modelDir, adapter string, g *genFlags, needTok bool, log io.Writer)
 		closeBackend(be, os.Stderr)
 		return nil, err
 	}
-	eng, err := rollout.New(m, rollout.Options{Batch: g.batch, MergeLoRA: g.mergeLoRA, Tokenizer: tok})
+	eng, err := rollout.New(m, rollout.Options{Batch: g.batch, Pages: g.pages, MergeLoRA: g.mergeLoRA, Tokenizer: tok})
 	if err != nil {
 		m.Close()
 		closeBackend(be, os.Stderr)

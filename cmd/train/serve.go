@@ -38,8 +38,8 @@ func newServeCmd() *cobra.Command {
 GET /health and GET /metrics (Prometheus) with the rollout engine: the same
 numerics as "train generate" (at temperature 0 or with a seed, the same
 tokens and log-probs). The "model" field picks the base model (--name) or an
-adapter (--adapter NAME=DIR, repeatable; the adapters share the rank and
-targets of the first). Chat messages are rendered with the model's chat
+adapter (--adapter NAME=DIR, repeatable), all loaded once and served side
+by side in one batch (multi-LoRA). Chat messages are rendered with the model's chat
 template and --format; the calls the model writes come back as tool_calls.
 Extensions (docs/serve.md): "return_token_ids" (prompt and completion token
 ids), "sample_id" (the sample stream's id), "top_k".
@@ -69,17 +69,14 @@ most --drain), then exits.`,
 					return fmt.Errorf("serve: --adapter %s given twice", n)
 				}
 				o.Adapters[n] = dir
-				if o.First == "" {
-					o.First = n
-				}
 			}
 			if keyEnv != "" {
 				if o.APIKey = os.Getenv(keyEnv); o.APIKey == "" {
 					return fmt.Errorf("serve: --api-key-env %s: the variable is unset or empty", keyEnv)
 				}
 			}
-			if g.batch < 1 || maxBody < 1 || drain < 0 {
-				return fmt.Errorf("serve: --batch %d, --max-body %d and --drain %s: want ≥ 1, ≥ 1 and ≥ 0", g.batch, maxBody, drain)
+			if g.batch < 1 || maxBody < 1 || drain < 0 || g.pages < 0 {
+				return fmt.Errorf("serve: --batch %d, --max-body %d, --drain %s and --pages %d: want ≥ 1, ≥ 1, ≥ 0 and ≥ 0", g.batch, maxBody, drain, g.pages)
 			}
 			ln, err := net.Listen("tcp", listen)
 			if err != nil {
@@ -87,7 +84,7 @@ most --drain), then exits.`,
 			}
 			defer ln.Close()
 			log := cmd.ErrOrStderr()
-			s, err := openGen(modelDir, o.Adapters[o.First], &g, true, log)
+			s, err := openGen(modelDir, "", &g, true, log)
 			if err != nil {
 				return fmt.Errorf("serve: %w", err)
 			}
@@ -144,6 +141,7 @@ most --drain), then exits.`,
 	fl.StringVar(&g.backend, "backend", "", "compute backend (\"\" = auto: cuda when the binary has it and a GPU answers, else cpu)")
 	fl.IntVar(&g.batch, "batch", 64, "sequences decoded at once (KV-cache slots)")
 	fl.IntVar(&g.maxLen, "max-len", 0, "longest prompt+response in tokens (0: the model's context)")
+	fl.IntVar(&g.pages, "pages", 0, "KV-cache pages of 16 tokens (0: --batch sequences of min(context, 512) tokens; when they run out the latest request is preempted and recomputed)")
 	addComputeFlag(c, &g.compute)
 	return c
 }

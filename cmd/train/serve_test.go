@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/argrl/argrl/serve"
@@ -18,13 +19,14 @@ import (
 // a served completion, greedy or sampled with a seed, on the base model and
 // on a LoRA adapter chosen by the "model" field, has the same tokens and
 // the same log-probs (equal float32s) as `train generate` with the same
-// model, adapter, prompt and sampling flags. Chat and completions both.
+// model, adapter, prompt and sampling flags. Chat and completions both,
+// all sent at once with other traffic in the same batch.
 func TestServeMatchesGenerate(t *testing.T) {
 	tmp := t.TempDir()
 	base := servetest.BaseModel()
 	adapter := filepath.Join(tmp, "tuned")
 	servetest.WriteAdapter(t, base, adapter, 3, 0.05)
-	s := servetest.Start(t, base, serve.Options{Adapters: map[string]string{"tuned": adapter}, First: "tuned"})
+	s := servetest.Start(t, base, serve.Options{Adapters: map[string]string{"tuned": adapter}})
 	type served struct {
 		prompt   []int32
 		ids      []int32
@@ -76,22 +78,67 @@ func TestServeMatchesGenerate(t *testing.T) {
 		return out
 	}
 	prompt := []int32{5, 77, 301, 12, 9, 400, 33}
-	for _, tc := range []struct {
+	type served3 = struct {
 		name, extra, id string
 		flags           []string
 		n               int
-	}{
+	}
+	cases := []served3{
 		{"greedy", `,"temperature":0`, "0", []string{"--temperature", "0", "--n", "1", "--seed", "99"}, 1},
 		{"seeded", `,"temperature":0.9,"top_p":0.95,"seed":7,"n":3,"sample_id":"s-1"`, "s-1", []string{"--temperature", "0.9", "--top-p", "0.95", "--seed", "7", "--n", "3"}, 3},
-	} {
+	}
+	// Every served request runs at once, with other traffic (other
+	// prompts, parameters and adapters, streamed or not) in the same
+	// batch; then each is compared with generate alone.
+	results := map[string][]served{}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for _, tc := range cases {
 		for _, m := range []string{"base", "tuned"} {
 			for _, kind := range []string{"chat", "completions"} {
-				var got []served
-				if kind == "chat" {
-					got = chatReq(m, tc.extra)
-				} else {
-					got = compReq(m, prompt, tc.extra)
-				}
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					var got []served
+					if kind == "chat" {
+						got = chatReq(m, tc.extra)
+					} else {
+						got = compReq(m, prompt, tc.extra)
+					}
+					mu.Lock()
+					results[tc.name+m+kind] = got
+					mu.Unlock()
+				}()
+			}
+		}
+	}
+	for i := range 6 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			m := []string{"base", "tuned"}[i%2]
+			stream := ""
+			if i%3 == 0 {
+				stream = `,"stream":true`
+			}
+			resp, err := http.Post(s.URL+"/v1/completions", "application/json", strings.NewReader(fmt.Sprintf(
+				`{"model":%q,"prompt":[%d,8,9],"max_tokens":%d,"temperature":0.7,"n":%d%s}`, m, 20+i, 10+7*i, 1+i%2, stream)))
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != 200 {
+				t.Errorf("other traffic %d: status %d", i, resp.StatusCode)
+			}
+		}()
+	}
+	wg.Wait()
+	for _, tc := range cases {
+		for _, m := range []string{"base", "tuned"} {
+			for _, kind := range []string{"chat", "completions"} {
+				got := results[tc.name+m+kind]
 				if len(got) != tc.n || len(got[0].prompt) == 0 {
 					t.Fatalf("%s %s %s: %d choices, want %d", tc.name, m, kind, len(got), tc.n)
 				}
@@ -135,14 +182,16 @@ func postJSON(t *testing.T, url, body string, v any) {
 	t.Helper()
 	resp, err := http.Post(url, "application/json", strings.NewReader(body))
 	if err != nil {
-		t.Fatal(err)
+		t.Error(err)
+		return
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	if resp.StatusCode != 200 {
-		t.Fatalf("POST %s: %d %s", url, resp.StatusCode, b)
+		t.Errorf("POST %s: %d %s", url, resp.StatusCode, b)
+		return
 	}
 	if err := json.Unmarshal(b, v); err != nil {
-		t.Fatalf("POST %s: %v: %s", url, err, b)
+		t.Errorf("POST %s: %v: %s", url, err, b)
 	}
 }

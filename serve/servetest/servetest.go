@@ -75,7 +75,7 @@ type Server struct {
 	URL  string
 }
 
-// Start opens the model in modelDir (with adapters, the first one loaded)
+// Start opens the model in modelDir (its adapters loaded by serve.New)
 // on the CPU backend and serves it on a local port until the test ends.
 func Start(t testing.TB, modelDir string, o serve.Options) *Server {
 	t.Helper()
@@ -87,7 +87,7 @@ func Start(t testing.TB, modelDir string, o serve.Options) *Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := model.Open(modelDir, be, model.Options{Adapter: o.Adapters[o.First]})
+	m, err := model.Open(modelDir, be, model.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

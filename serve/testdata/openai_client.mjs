@@ -42,7 +42,7 @@ function wellFormed(r, n, what) {
 // 1. The models: the base and the adapter.
 const models = [];
 for await (const m of client.models.list()) models.push(m.id);
-check(models.includes("base") && models.includes("tuned"), "models.list", models);
+check(models.includes("base") && models.includes("tuned") && models.includes("other"), "models.list", models);
 
 // 2. Chat with tools, greedy: the demo model calls one of the tools.
 const greedy = { model: "base", ...toolReq, max_tokens: 48, temperature: 0 };
@@ -52,9 +52,11 @@ const calls = whole.choices[0].message.tool_calls ?? [];
 check(calls.length > 0 && whole.choices[0].finish_reason === "tool_calls", "the greedy answer calls a tool", whole.choices[0]);
 
 // 3. The same request streamed: the deltas assemble into the same calls.
+// It streams: the first delta of a call carries its id, type and name,
+// and its arguments come in more than one piece before the finish chunk.
 const stream = await client.chat.completions.create({ ...greedy, stream: true, stream_options: { include_usage: true } });
 const acc = [];
-let finish = null, usage = null, role = null, chunks = 0;
+let finish = null, usage = null, role = null, chunks = 0, argChunks = 0;
 for await (const chunk of stream) {
   chunks++;
   check(chunk.object === "chat.completion.chunk", "chunk object", chunk);
@@ -62,15 +64,22 @@ for await (const chunk of stream) {
   for (const ch of chunk.choices) {
     role = ch.delta.role ?? role;
     for (const d of ch.delta.tool_calls ?? []) {
+      if (acc[d.index] === undefined) {
+        check(typeof d.id === "string" && d.type === "function" && toolNames.has(d.function?.name), "a call's first delta: id, type, name", d);
+      }
       acc[d.index] ??= { id: "", name: "", arguments: "" };
       if (d.id) acc[d.index].id = d.id;
       if (d.function?.name) acc[d.index].name += d.function.name;
-      if (d.function?.arguments) acc[d.index].arguments += d.function.arguments;
+      if (d.function?.arguments) {
+        acc[d.index].arguments += d.function.arguments;
+        if (!finish) argChunks++;
+      }
     }
     if (ch.finish_reason) finish = ch.finish_reason;
   }
 }
 check(role === "assistant" && finish === "tool_calls" && chunks >= 3, "stream role/finish", { role, finish, chunks });
+check(argChunks > 1, "the arguments stream in pieces", argChunks);
 check(JSON.stringify(acc.map((a) => [a.name, a.arguments])) === JSON.stringify(calls.map((c) => [c.function.name, c.function.arguments])),
   "streamed calls equal the whole answer's", { acc, calls });
 check(usage && usage.completion_tokens === whole.usage.completion_tokens, "stream usage", usage);
@@ -78,11 +87,26 @@ check(usage && usage.completion_tokens === whole.usage.completion_tokens, "strea
 // 4. Streamed plain text (tool_choice none) assembles into the whole text.
 const plain = { model: "base", messages: [{ role: "user", content: "Hola" }], max_tokens: 12, temperature: 0 };
 const plainWhole = await client.chat.completions.create(plain);
-let text = "";
+let text = "", textChunks = 0, ended = false;
 for await (const chunk of await client.chat.completions.create({ ...plain, stream: true })) {
-  for (const ch of chunk.choices) text += ch.delta.content ?? "";
+  for (const ch of chunk.choices) {
+    if (ch.delta.content && !ended) textChunks++;
+    text += ch.delta.content ?? "";
+    ended = ended || ch.finish_reason !== null;
+  }
 }
 check(text === (plainWhole.choices[0].message.content ?? ""), "streamed text", { text, whole: plainWhole.choices[0].message.content });
+check(textChunks > 1, "the text streams in pieces", textChunks);
+
+// 4b. The streaming helper (chat.completions.stream) assembles the same
+// message as the whole answer.
+const runner = client.chat.completions.stream({ ...greedy });
+let helperDeltas = 0;
+runner.on("tool_calls.function.arguments.delta", () => helperDeltas++);
+const helperFinal = await runner.finalChatCompletion();
+check(JSON.stringify(helperFinal.choices[0].message.tool_calls.map((c) => [c.function.name, c.function.arguments])) ===
+  JSON.stringify(calls.map((c) => [c.function.name, c.function.arguments])), "the stream helper's calls", helperFinal.choices[0].message);
+check(helperDeltas > 1, "the stream helper saw argument deltas", helperDeltas);
 
 // 5. n > 1 with a seed: n choices, and the same seed gives the same answers.
 const sampled = { model: "base", ...toolReq, max_tokens: 32, temperature: 0.9, n: 4, seed: 11 };
@@ -130,15 +154,27 @@ try {
   check(e instanceof OpenAI.AuthenticationError && e.status === 401, "wrong key error", { status: e.status });
 }
 
-// 10. A burst of 64 concurrent requests, mixed models, tools and sampling:
-// every answer well-formed.
-const burst = await Promise.all(Array.from({ length: 64 }, (_, i) =>
-  client.chat.completions.create({
-    model: i % 3 === 0 ? "tuned" : "base", ...toolReq, max_tokens: 24,
-    temperature: i % 2 ? 0.7 : 0, seed: i, ...(i % 4 === 1 ? { tool_choice: "none" } : {}),
-  })));
+// 10. A burst of 64 concurrent requests, mixed models (two adapters and
+// the base in one batch), tools and sampling: every answer well-formed,
+// and each greedy one equal to the same request sent alone.
+const modelOf = (i) => ["tuned", "other", "base"][i % 3];
+const burstReq = (i) => ({
+  model: modelOf(i), ...toolReq, max_tokens: 24, logprobs: true,
+  temperature: i % 2 ? 0.7 : 0, seed: i, ...(i % 4 === 1 ? { tool_choice: "none" } : {}),
+});
+const alone = {};
+for (const name of ["tuned", "other", "base"]) {
+  alone[name] = await client.chat.completions.create({ ...burstReq(0), model: name });
+}
+check(JSON.stringify(alone.tuned.choices[0].logprobs) !== JSON.stringify(alone.other.choices[0].logprobs), "the two adapters differ", null);
+const burst = await Promise.all(Array.from({ length: 64 }, (_, i) => client.chat.completions.create(burstReq(i))));
 burst.forEach((r, i) => {
   wellFormed(r, 1, `burst ${i}`);
-  check(r.model === (i % 3 === 0 ? "tuned" : "base"), `burst ${i} model`, r.model);
+  check(r.model === modelOf(i), `burst ${i} model`, r.model);
+  if (i % 2 === 0) {
+    const a = alone[modelOf(i)].choices[0];
+    check(JSON.stringify([r.choices[0].message, r.choices[0].logprobs]) === JSON.stringify([a.message, a.logprobs]),
+      `burst ${i}: the answer alone`, [r.choices[0], a]);
+  }
 });
 console.log(`ok ${checks} checks`);
