@@ -209,6 +209,7 @@ type emuDevice struct {
 	order  int
 	seed   uint32
 	dead   error
+	g      emuGraphs // emu_graph.go
 }
 
 const (
@@ -340,6 +341,9 @@ func (d *emuDevice) free(p devPtr) error {
 }
 
 func (d *emuDevice) htod(dst devPtr, src []byte) error {
+	if d.g.capturing {
+		return errEmuCapture
+	}
 	d.u32(opHtoD)
 	d.u64(uint64(dst))
 	d.u64(uint64(len(src)))
@@ -348,6 +352,9 @@ func (d *emuDevice) htod(dst devPtr, src []byte) error {
 }
 
 func (d *emuDevice) dtoh(dst []byte, src devPtr) error {
+	if d.g.capturing {
+		return errEmuCapture
+	}
 	d.u32(opDtoH)
 	d.u64(uint64(src))
 	d.u64(uint64(len(dst)))
@@ -359,6 +366,9 @@ func (d *emuDevice) dtoh(dst []byte, src devPtr) error {
 }
 
 func (d *emuDevice) dtod(dst, src devPtr, bytes int64) error {
+	if d.record(devCall{op: 'c', dst: dst, src: src, n: bytes}) {
+		return d.dead
+	}
 	d.u32(opDtoD)
 	d.u64(uint64(dst))
 	d.u64(uint64(src))
@@ -367,6 +377,9 @@ func (d *emuDevice) dtod(dst, src devPtr, bytes int64) error {
 }
 
 func (d *emuDevice) memset32(dst devPtr, v uint32, n int64) error {
+	if d.record(devCall{op: '4', dst: dst, v: v, n: n}) {
+		return d.dead
+	}
 	d.u32(opMemset32)
 	d.u64(uint64(dst))
 	d.u32(v)
@@ -375,6 +388,9 @@ func (d *emuDevice) memset32(dst devPtr, v uint32, n int64) error {
 }
 
 func (d *emuDevice) memset16(dst devPtr, v uint16, n int64) error {
+	if d.record(devCall{op: '2', dst: dst, v: uint32(v), n: n}) {
+		return d.dead
+	}
 	d.u32(opMemset16)
 	d.u64(uint64(dst))
 	d.u32(uint32(v))
@@ -397,6 +413,9 @@ func (d *emuDevice) launch(kernel string, grid, block dim3, args []arg) error {
 	if err := checkThreads(kernel, block, d.bounds[kernel]); err != nil {
 		return err
 	}
+	if d.record(devCall{op: 'k', kernel: kernel, grid: grid, block: block, args: append([]arg(nil), args...)}) {
+		return d.dead
+	}
 	d.counts[kernel]++
 	d.u32(opLaunch)
 	d.str(kernel)
@@ -414,6 +433,9 @@ func (d *emuDevice) launch(kernel string, grid, block dim3, args []arg) error {
 }
 
 func (d *emuDevice) gemm(g *gemmCall) error {
+	if d.record(devCall{op: 'g', gemm: *g}) {
+		return d.dead
+	}
 	d.u32(opGemm)
 	for _, v := range []int{btoi(g.TransA), btoi(g.TransB), g.M, g.N, g.K, g.Batch} {
 		d.u32(uint32(v))
@@ -432,7 +454,12 @@ func (d *emuDevice) gemm(g *gemmCall) error {
 	return d.reply()
 }
 
-func (d *emuDevice) sync() error { return d.dead }
+func (d *emuDevice) sync() error {
+	if d.g.capturing {
+		return errEmuCapture
+	}
+	return d.dead
+}
 func (d *emuDevice) memInfo() (free, total int64, err error) {
 	return 0, 0, errors.New("emulator: no memory info")
 }
