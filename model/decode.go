@@ -386,7 +386,7 @@ func (d *KVCache) graphStep(sg kernels.StepGraphs, ids []int32, R, mp int) {
 			copy(t, s[:keep])
 			return t
 		}
-		return s[:n]
+		return s[:cap(s)] // len = cap, as Step expects
 	}
 	d.table = grow(d.table, B*P, R*mp)
 	d.pos, d.klen, d.page, d.off = grow(d.pos, B, R), grow(d.klen, B, R), grow(d.page, B, R), grow(d.off, B, R)
