@@ -95,12 +95,19 @@ type Buffer interface {
 // backend-defined order. A backend without bf16 arithmetic (see
 // BF16Products) ignores it and computes the float32 product, so results
 // are then those of BF16 = false, bit for bit.
+//
+// Bias, if non-nil, is a read-only [N] (F32 or BF16) added to every row of
+// every batch item after the product: C = Alpha·op(A)·op(B) + Beta·C +
+// bias, the bias added in float32 to the rounded product, so the result is
+// that of MatMul followed by AddBias bit for bit (a GEMM epilogue on the
+// CUDA backend: cuBLASLt's CUBLASLT_EPILOGUE_BIAS).
 type MatMulParams struct {
 	Batch, M, N, K            int
 	TransA, TransB            bool
 	Alpha, Beta               float32
 	StrideA, StrideB, StrideC int
 	BF16                      bool
+	Bias                      Buffer
 }
 
 // BF16Products reports whether be computes MatMuls with BF16 set in bf16
@@ -211,7 +218,10 @@ type Backend interface {
 	EmbeddingBackward(dtable, dout Buffer, ids []int32, C int)
 
 	// RMSNorm over the last axis: rstd[n] = 1/sqrt(mean_c x[n,c]² + eps);
-	// out[n,c] = x[n,c]·rstd[n]·w[c]. x, out [N,C]; w [C]; rstd [N].
+	// out[n,c] = x[n,c]·rstd[n]·w[c]. x, out [N,C]; w [C]; rstd [N]. out
+	// may be BF16 (the one op whose output may): each element is the F32
+	// result rounded to nearest even, the input a bf16 GEMM wants, written
+	// without an F32 copy and a Convert.
 	RMSNorm(out, rstd, x, w Buffer, N, C int, eps float32)
 	// RMSNormBackward writes dx [N,C] and dw [C] (summed over rows).
 	RMSNormBackward(dx, dw, dout, x, w, rstd Buffer, N, C int)
@@ -236,10 +246,14 @@ type Backend interface {
 	// its sequence's page.
 	KVScatter(cache, x Buffer, page, off []int32, N, Hkv, D, Tmax int)
 
-	// SwiGLU: out = silu(gate)·up, silu(x) = x/(1+e^−x); all [n].
-	SwiGLU(out, gate, up Buffer, n int)
-	// SwiGLUBackward writes dgate and dup.
-	SwiGLUBackward(dgate, dup, dout, gate, up Buffer, n int)
+	// SwiGLU: out[r,f] = silu(gate[r·ld+f])·up[r·ld+f] for r < N, f < F,
+	// silu(x) = x/(1+e^−x); out is [N,F] dense, gate and up are read at row
+	// stride ld ≥ F (ld = F: separate [N,F] buffers; ld = 2F with up a view
+	// of gate F elements on: the fused gate/up GEMM's [N,2F] output).
+	SwiGLU(out, gate, up Buffer, N, F, ld int)
+	// SwiGLUBackward writes dgate and dup at row stride ld (the F columns of
+	// each row; the rest is left as it is), from dout [N,F] dense.
+	SwiGLUBackward(dgate, dup, dout, gate, up Buffer, N, F, ld int)
 
 	// LogProbs is the fused log-softmax + gather over logits [N,V]:
 	// lse[n] = log Σ_v exp(logits[n,v]); lp[n] = logits[n,targets[n]] − lse[n]
@@ -313,11 +327,23 @@ type BF16Activations interface {
 }
 
 // BF16KVCache is implemented by backends whose attention reads keys and
-// values in bf16 (the CUDA tensor-core modes): a decoder then allocates its
-// KV cache in BF16 (half the memory and bandwidth; KVWrite rounds each
-// element), and training reads the same rounded values.
+// values in bf16 (the CUDA tensor-core modes): when BF16KVCache(headDim)
+// is true, a decoder allocates its KV cache in BF16 (half the memory and
+// bandwidth; KVWrite and KVScatter round each element), and training reads
+// the same rounded values.
 type BF16KVCache interface {
-	BF16KVCache() bool
+	BF16KVCache(headDim int) bool
+}
+
+// FusedProjections is implemented by backends that want each decoder
+// layer's q, k and v projections, and its gate and up projections,
+// computed as one GEMM each over weights concatenated at load (the CUDA
+// backend: fewer, larger GEMMs). A model then keeps each member's weight as
+// a view of the concatenation, so it holds no second copy. The CPU backend
+// does not: it maps checkpoint weights in place, and concatenating them
+// would be a second resident copy.
+type FusedProjections interface {
+	FusedProjections() bool
 }
 
 // DropoutUniform is the counter-based uniform in [0,1) shared by every

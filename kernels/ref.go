@@ -24,7 +24,8 @@ import "math"
 //		}
 //	}
 //
-// With p.BF16, opA and opB are rounded to bfloat16 first (bf16r).
+// With p.BF16, opA and opB are rounded to bfloat16 first (bf16r). p.Bias
+// is ignored here: RefMatMulBias adds it.
 func RefMatMul(c, a, b []float64, p MatMulParams) {
 	M, N, K := p.M, p.N, p.K
 	for bt := 0; bt < p.Batch; bt++ {
@@ -168,26 +169,49 @@ func RefRoPE(out, x, cos, sin []float64, pos []int32, N, H, D int, inverse bool)
 
 // RefSwiGLU is the reference for Backend.SwiGLU:
 //
-//	for i := 0; i < n; i++ { out[i] = gate[i] / (1 + math.Exp(-gate[i])) * up[i] }
-func RefSwiGLU(out, gate, up []float64, n int) {
-	for i := 0; i < n; i++ {
-		out[i] = gate[i] / (1 + math.Exp(-gate[i])) * up[i]
+//	for r := 0; r < N; r++ {
+//		for f := 0; f < F; f++ {
+//			g := gate[r*ld+f]
+//			out[r*F+f] = g / (1 + math.Exp(-g)) * up[r*ld+f]
+//		}
+//	}
+func RefSwiGLU(out, gate, up []float64, N, F, ld int) {
+	for r := 0; r < N; r++ {
+		for f := 0; f < F; f++ {
+			g := gate[r*ld+f]
+			out[r*F+f] = g / (1 + math.Exp(-g)) * up[r*ld+f]
+		}
 	}
 }
 
 // RefSwiGLUBackward is the reference for Backend.SwiGLUBackward:
 //
-//	for i := 0; i < n; i++ {
-//		s := 1 / (1 + math.Exp(-gate[i]))                 // sigmoid
-//		dgate[i] = dout[i] * up[i] * s * (1 + gate[i]*(1-s)) // silu'(g) = s(1+g(1-s))
-//		dup[i] = dout[i] * gate[i] * s
+//	for r := 0; r < N; r++ {
+//		for f := 0; f < F; f++ {
+//			i, d := r*ld+f, dout[r*F+f]
+//			s := 1 / (1 + math.Exp(-gate[i]))             // sigmoid
+//			dgate[i] = d * up[i] * s * (1 + gate[i]*(1-s)) // silu'(g) = s(1+g(1-s))
+//			dup[i] = d * gate[i] * s
+//		}
 //	}
-func RefSwiGLUBackward(dgate, dup, dout, gate, up []float64, n int) {
-	for i := 0; i < n; i++ {
-		s := 1 / (1 + math.Exp(-gate[i]))
-		dgate[i] = dout[i] * up[i] * s * (1 + gate[i]*(1-s))
-		dup[i] = dout[i] * gate[i] * s
+func RefSwiGLUBackward(dgate, dup, dout, gate, up []float64, N, F, ld int) {
+	for r := 0; r < N; r++ {
+		for f := 0; f < F; f++ {
+			i, d := r*ld+f, dout[r*F+f]
+			s := 1 / (1 + math.Exp(-gate[i]))
+			dgate[i] = d * up[i] * s * (1 + gate[i]*(1-s))
+			dup[i] = d * gate[i] * s
+		}
 	}
+}
+
+// StridedLen is the elements a [N,F] operand read at row stride ld spans:
+// (N−1)·ld + F, or 0 when N or F is 0.
+func StridedLen(N, F, ld int) int {
+	if N <= 0 || F <= 0 {
+		return 0
+	}
+	return (N-1)*ld + F
 }
 
 // RefAXPBY is the reference for Backend.AXPBY (b is ignored when beta == 0):
@@ -282,5 +306,19 @@ func RefAdamW(param, grad, m, v []float64, n int, p AdamWParams) {
 		v[i] = b2*v[i] + (1-b2)*g*g
 		mhat, vhat := m[i]/bc1, v[i]/bc2
 		param[i] -= float64(p.LR) * (mhat/(math.Sqrt(vhat)+float64(p.Eps)) + float64(p.WeightDecay)*param[i])
+	}
+}
+
+// RefMatMulBias is RefMatMul followed by C[b][i*N+j] += bias[j] for every
+// batch item b and row i (MatMulParams.Bias).
+func RefMatMulBias(c, a, b, bias []float64, p MatMulParams) {
+	RefMatMul(c, a, b, p)
+	for bt := 0; bt < p.Batch; bt++ {
+		C := c[bt*p.StrideC:]
+		for i := 0; i < p.M; i++ {
+			for j := 0; j < p.N; j++ {
+				C[i*p.N+j] += bias[j]
+			}
+		}
 	}
 }

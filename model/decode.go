@@ -56,6 +56,7 @@ type KVCache struct {
 	gen                  uint64
 	one                  [1]KVRow
 	trash                int // 1: page Pages is the padding rows' (step graphs)
+	fusedPrologues       int // BiasRoPEKV calls (prologue.go), for tests
 }
 
 // KVOptions size a paged cache (NewPagedKVCache).
@@ -109,13 +110,19 @@ func (m *Model) NewPagedKVCache(o KVOptions) (*KVCache, error) {
 	d := &KVCache{m: m, S: o.Seqs, Tmax: o.MaxLen, Pages: o.Pages, maxBatch: o.MaxRows, rows: max(o.MaxRows, o.MaxTokens), tokens: max(o.MaxRows, o.MaxTokens),
 		pt: newPageTable(o.Seqs, o.Pages), rstdViews: map[int]kernels.Buffer{}, lseViews: map[int]kernels.Buffer{},
 		logitViews: make([]kernels.Buffer, o.MaxRows+1), mark: make([]uint64, o.Seqs)}
-	alloc := func(n int) kernels.Buffer {
-		b := be.Alloc(kernels.F32, n)
+	allocAs := func(dt kernels.DType, n int) kernels.Buffer {
+		b := be.Alloc(dt, n)
 		d.owned = append(d.owned, b)
 		return b
 	}
-	// f32 pages: the packed training rows attend through the f32 kernels on
-	// every backend today, and decode must read the same K/V they do.
+	alloc := func(n int) kernels.Buffer { return allocAs(kernels.F32, n) }
+	// The pages hold what the training attention reads: bf16 where the
+	// backend's attention reads bf16 keys and values (kernels.BF16KVCache:
+	// training rounds k and v as KVScatter rounds them), else f32.
+	pageType := kernels.F32
+	if bc, ok := be.(kernels.BF16KVCache); ok && bc.BF16KVCache(c.HeadDim) {
+		pageType = kernels.BF16
+	}
 	// A backend with step graphs gets one more page: padding rows of a
 	// decode step write and read it (graphStep).
 	if _, ok := be.(kernels.StepGraphs); ok {
@@ -123,8 +130,8 @@ func (m *Model) NewPagedKVCache(o KVOptions) (*KVCache, error) {
 		kv += PageSize * c.NumKVHeads * c.HeadDim
 	}
 	for range c.NumLayers {
-		d.k = append(d.k, alloc(kv))
-		d.v = append(d.v, alloc(kv))
+		d.k = append(d.k, allocAs(pageType, kv))
+		d.v = append(d.v, allocAs(pageType, kv))
 	}
 	R, C, F := d.tokens, c.HiddenSize, c.IntermediateSize
 	qd, kd := c.NumHeads*c.HeadDim, c.NumKVHeads*c.HeadDim
@@ -316,7 +323,9 @@ func (d *KVCache) Step(rows []KVRow) (kernels.Buffer, error) {
 		ids = append(ids, row.IDs...)
 	}
 	if sg, ok := be.(kernels.StepGraphs); ok && N == R && d.trash == 1 && sg.StepGraphsOn() {
-		d.graphStep(sg, ids, R, mp)
+		if err := d.graphStep(sg, ids, R, mp); err != nil {
+			return nil, fmt.Errorf("model: Step: %w", err)
+		}
 		for _, row := range rows {
 			d.pt.seqs[row.Seq].n++
 		}
@@ -325,7 +334,10 @@ func (d *KVCache) Step(rows []KVRow) (kernels.Buffer, error) {
 		}
 		return d.logitsView(R), nil
 	}
-	hf := d.run(ids, N, mp)
+	hf, err := d.run(ids, N, mp)
+	if err != nil {
+		return nil, fmt.Errorf("model: Step: %w", err)
+	}
 	C := c.HiddenSize
 	last, t := hf.buf, 0
 	if N > R {
@@ -360,13 +372,14 @@ func (d *KVCache) checkIDs(ids []int32) error {
 // values into their pages, and returns the final normed hidden states
 // [N, C]. Each token is its own attention row (Tq = 1) over its
 // sequence's pages.
-func (d *KVCache) run(ids []int32, N, maxPages int) act {
+func (d *KVCache) run(ids []int32, N, maxPages int) (act, error) {
 	c := d.m.Config
 	e := &eagerOps{d: d, ids: ids, n: N, a: &d.arenas[1],
 		ap: kernels.AttnParams{B: N, Tq: 1, Hq: c.NumHeads, Hkv: c.NumKVHeads, D: c.HeadDim, S: d.Pages + d.trash, Tmax: PageSize,
 			QPos: d.pos[:N], KLen: d.klen[:N], Pages: d.table[:N*maxPages], MaxPages: maxPages}}
 	e.a.reset()
-	return forward(e, d.m.w)
+	hf := forward(e, d.m.w)
+	return hf, e.err
 }
 
 // graphStep runs a decode step (R rows of one token each, their metadata
@@ -377,7 +390,7 @@ func (d *KVCache) run(ids []int32, N, maxPages int) act {
 // token 0 at position 0 on the spare page Pages; their logits are never
 // read. Each row's results are those of the same row in an eager step
 // (every row is computed alone: see the package doc).
-func (d *KVCache) graphStep(sg kernels.StepGraphs, ids []int32, R, mp int) {
+func (d *KVCache) graphStep(sg kernels.StepGraphs, ids []int32, R, mp int) error {
 	B := min(1<<bitsFor(R), d.maxBatch)
 	P := min(1<<bitsFor(mp), pagesFor(d.Tmax))
 	grow := func(s []int32, n, keep int) []int32 {
@@ -407,10 +420,14 @@ func (d *KVCache) graphStep(sg kernels.StepGraphs, ids []int32, R, mp int) {
 			d.table[t*P+j] = spare
 		}
 	}
+	var err error
 	sg.GraphStep(B<<16|P, func() {
-		hf := d.run(ids, B, P)
-		d.head(hf.buf, B)
+		var hf act
+		if hf, err = d.run(ids, B, P); err == nil {
+			d.head(hf.buf, B)
+		}
 	})
+	return err
 }
 
 // bitsFor is the least b with 1<<b ≥ n (n ≥ 1).

@@ -60,6 +60,9 @@ type eagerOps struct {
 	n   int // new tokens
 	a   *arena
 	ap  kernels.AttnParams // one row per token, over the tokens' pages
+	err error              // the first error an op returned (backend errors go to Sync)
+	// pend holds the deferred addBias and rope results (prologue.go)
+	pend map[kernels.Buffer]pending
 }
 
 var _ ops = (*eagerOps)(nil)
@@ -67,6 +70,7 @@ var _ ops = (*eagerOps)(nil)
 func (e *eagerOps) out(w int) act { return act{buf: e.a.get(e.n * w), w: w} }
 
 func (e *eagerOps) setLayer(l int) {
+	e.flushPending()
 	e.a = &e.d.arenas[l%2]
 	e.a.reset()
 }
@@ -79,6 +83,7 @@ func (e *eagerOps) embed(table *Param) act {
 }
 
 func (e *eagerOps) rmsNorm(x act, w *Param) act {
+	x = e.val(x)
 	W := w.Len()
 	rows := e.n * x.w / W
 	o := e.out(x.w)
@@ -89,21 +94,61 @@ func (e *eagerOps) rmsNorm(x act, w *Param) act {
 // linear is x·Wᵀ (+ (α/r)·(x·Aᵀ)·Bᵀ while adapters are on and unmerged).
 func (e *eagerOps) linear(x act, l *Linear) act {
 	m := e.d.m
+	x = e.val(x)
 	out, in := l.W.Shape[0], l.W.Shape[1]
 	o := e.out(out)
 	m.be.MatMul(o.buf, x.buf, l.W.W, kernels.MatMulParams{Batch: 1, M: e.n, N: out, K: in, TransB: true, Alpha: 1, BF16: m.bf16})
-	if l.lora == nil || m.scale == 0 {
-		return o
+	e.withLoRA(x, o, l)
+	return o
+}
+
+// fused is one MatMul over f's concatenated weights into scratch, its
+// parts copied out (kernels.ColumnBlock), each with its LoRA branch.
+func (e *eagerOps) fused(x act, f *fusedLinear) []act {
+	m := e.d.m
+	if f == nil || m.merged != nil {
+		return nil
 	}
+	x = e.val(x)
+	W, in := f.W.Shape[0], f.W.Shape[1]
+	y := e.a.get(e.n * W)
+	p := kernels.MatMulParams{Batch: 1, M: e.n, N: W, K: in, TransB: true, Alpha: 1, BF16: m.bf16}
+	if f.bias != nil {
+		p.Bias = f.bias.W
+	}
+	m.be.MatMul(y, x.buf, f.W.W, p)
+	out := make([]act, len(f.parts))
+	for i, off := range f.offsets() {
+		out[i] = e.out(f.widths[i])
+		if err := kernels.ColumnBlock(m.be, out[i].buf, y, e.n, W, off, f.widths[i]); err != nil && e.err == nil {
+			e.err = err
+		}
+		e.withLoRA(x, out[i], f.parts[i])
+	}
+	return out
+}
+
+// withLoRA adds l's LoRA branch of x to o while adapters are on and
+// unmerged: o += (α/r)·(x·Aᵀ)·Bᵀ.
+func (e *eagerOps) withLoRA(x, o act, l *Linear) {
+	m := e.d.m
+	if l.lora == nil || m.scale == 0 {
+		return
+	}
+	in, out := l.W.Shape[1], l.W.Shape[0]
 	r := m.lora.r
 	t := e.a.get(e.n * r)
 	m.be.MatMul(t, x.buf, l.lora.A.W, kernels.MatMulParams{Batch: 1, M: e.n, N: r, K: in, TransB: true, Alpha: 1, BF16: m.bf16})
 	m.be.MatMul(o.buf, t, l.lora.B.W, kernels.MatMulParams{Batch: 1, M: e.n, N: out, K: r, TransB: true, Alpha: m.scale, Beta: 1, BF16: m.bf16})
-	return o
 }
 
 func (e *eagerOps) addBias(x act, b *Param) act {
 	o := e.out(x.w)
+	if _, busy := e.pend[x.buf]; !busy && e.fuser() != nil {
+		e.deferOp(o, pending{src: x.buf, w: x.w, bias: b})
+		return o
+	}
+	x = e.val(x)
 	e.d.m.be.AddBias(o.buf, x.buf, b.W, e.n, x.w)
 	return o
 }
@@ -112,6 +157,20 @@ func (e *eagerOps) rope(x act) act {
 	m := e.d.m
 	D := m.Config.HeadDim
 	o := e.out(x.w)
+	if e.fuser() != nil {
+		p, ok := e.pend[x.buf]
+		switch {
+		case !ok:
+			e.deferOp(o, pending{src: x.buf, w: x.w, rope: true})
+			return o
+		case !p.rope && !p.absorbed: // a pending bias: rotate it in the same pass
+			p.absorbed = true
+			e.pend[x.buf] = p
+			e.deferOp(o, pending{src: p.src, w: x.w, bias: p.bias, rope: true})
+			return o
+		}
+	}
+	x = e.val(x)
 	m.be.RoPE(o.buf, x.buf, m.cos, m.sin, e.d.pos[:e.n], e.n, x.w/D, D, false)
 	return o
 }
@@ -120,6 +179,12 @@ func (e *eagerOps) rope(x act) act {
 // then attends over the pages.
 func (e *eagerOps) attention(q, k, v act, layer int) act {
 	d, be, ap := e.d, e.d.m.be, e.ap
+	if e.fusedAttention(q, k, v, layer) {
+		o := e.out(q.w)
+		be.Attention(o.buf, d.scratchLse(e.n*ap.Hq), q.buf, d.k[layer], d.v[layer], ap)
+		return o
+	}
+	q, k, v = e.val(q), e.val(k), e.val(v)
 	be.KVScatter(d.k[layer], k.buf, d.page[:e.n], d.off[:e.n], e.n, ap.Hkv, ap.D, PageSize)
 	be.KVScatter(d.v[layer], v.buf, d.page[:e.n], d.off[:e.n], e.n, ap.Hkv, ap.D, PageSize)
 	o := e.out(q.w)
@@ -128,13 +193,15 @@ func (e *eagerOps) attention(q, k, v act, layer int) act {
 }
 
 func (e *eagerOps) add(a, b act) act {
+	a, b = e.val(a), e.val(b)
 	o := e.out(a.w)
 	e.d.m.be.AXPBY(o.buf, a.buf, b.buf, 1, 1, e.n*a.w)
 	return o
 }
 
 func (e *eagerOps) swiGLU(gate, up act) act {
+	gate, up = e.val(gate), e.val(up)
 	o := e.out(gate.w)
-	e.d.m.be.SwiGLU(o.buf, gate.buf, up.buf, e.n*gate.w)
+	e.d.m.be.SwiGLU(o.buf, gate.buf, up.buf, e.n, gate.w, gate.w)
 	return o
 }

@@ -397,3 +397,6 @@ func (r *recDevice) dtoh(dst []byte, src devPtr) error {
 }
 func (r *recDevice) sync() error         { return errors.Join(r.goEager(), r.device.sync()) }
 func (r *recDevice) free(p devPtr) error { return errors.Join(r.goEager(), r.device.free(p)) }
+
+// gemmLt (a cuBLASLt call) is not queued: the step goes eager from it.
+func (r *recDevice) gemmLt(g *gemmCall) error { return errors.Join(r.goEager(), r.device.gemmLt(g)) }
