@@ -307,6 +307,17 @@ type MemReporter interface {
 	MemReport() string
 }
 
+// StepGraphs is implemented by backends that can replay one step's ops as
+// a graph (the CUDA backend's decode graphs, kernels/cuda/graph.go):
+// GraphStep runs fn, which issues the ops of one step, as the graph of
+// key; the caller keeps every shape and buffer of a key's steps the same
+// (only the contents of the int side inputs change). Results equal fn's
+// run op by op.
+type StepGraphs interface {
+	StepGraphsOn() bool // whether GraphStep captures (else it just runs fn)
+	GraphStep(key int, fn func())
+}
+
 // BF16Activations is implemented by backends that want training graphs to
 // keep the forward activations that backward reads in bf16 between the two
 // passes (kernels/graph Config.StashBF16; about half the activation

@@ -56,6 +56,7 @@ type KVCache struct {
 	mark                 []uint64 // per sequence: distinctness check
 	gen                  uint64
 	one                  [1]KVRow
+	trash                int // 1: page Pages is the padding rows' (step graphs)
 	fusedPrologues       int // BiasRoPEKV calls (prologue.go), for tests
 }
 
@@ -127,6 +128,12 @@ func (m *Model) NewPagedKVCache(o KVOptions) (*KVCache, error) {
 	pageType := kernels.F32
 	if bc, ok := be.(kernels.BF16KVCache); ok && bc.BF16KVCache(c.HeadDim) {
 		pageType = kernels.BF16
+	}
+	// A backend with step graphs gets one more page: padding rows of a
+	// decode step write and read it (graphStep).
+	if _, ok := be.(kernels.StepGraphs); ok {
+		d.trash = 1
+		kv += PageSize * c.NumKVHeads * c.HeadDim
 	}
 	for range c.NumLayers {
 		d.k = append(d.k, allocAs(pageType, kv))
@@ -337,6 +344,18 @@ func (d *KVCache) Step(rows []KVRow) (kernels.Buffer, error) {
 		}
 		ids = append(ids, row.IDs...)
 	}
+	if sg, ok := be.(kernels.StepGraphs); ok && adapt == nil && N == R && d.trash == 1 && sg.StepGraphsOn() {
+		if err := d.graphStep(sg, ids, R, mp); err != nil {
+			return nil, fmt.Errorf("model: Step: %w", err)
+		}
+		for _, row := range rows {
+			d.pt.seqs[row.Seq].n++
+		}
+		if err := be.Sync(); err != nil {
+			return nil, fmt.Errorf("model: Step: %w", err)
+		}
+		return d.logitsView(R), nil
+	}
 	hf, err := d.run(ids, adapt, N, mp)
 	if err != nil {
 		return nil, fmt.Errorf("model: Step: %w", err)
@@ -378,11 +397,68 @@ func (d *KVCache) checkIDs(ids []int32) error {
 func (d *KVCache) run(ids, adapt []int32, N, maxPages int) (act, error) {
 	c := d.m.Config
 	e := &eagerOps{d: d, ids: ids, adapt: adapt, n: N, a: &d.arenas[1],
-		ap: kernels.AttnParams{B: N, Tq: 1, Hq: c.NumHeads, Hkv: c.NumKVHeads, D: c.HeadDim, S: d.Pages, Tmax: PageSize,
+		ap: kernels.AttnParams{B: N, Tq: 1, Hq: c.NumHeads, Hkv: c.NumKVHeads, D: c.HeadDim, S: d.Pages + d.trash, Tmax: PageSize,
 			QPos: d.pos[:N], KLen: d.klen[:N], Pages: d.table[:N*maxPages], MaxPages: maxPages}}
 	e.a.reset()
 	hf := forward(e, d.m.w)
 	return hf, e.err
+}
+
+// graphStep runs a decode step (R rows of one token each, their metadata
+// in d.pos ... d.table with mp pages per row) as the backend's graph of a
+// bucket: R padded to a power of two (at most the rows of a pass) and mp
+// to a power of two (at most the pages of a full sequence), so that the
+// steps of a bucket have the same shapes and buffers. Padding rows decode
+// token 0 at position 0 on the spare page Pages; their logits are never
+// read. Each row's results are those of the same row in an eager step
+// (every row is computed alone: see the package doc).
+func (d *KVCache) graphStep(sg kernels.StepGraphs, ids []int32, R, mp int) error {
+	B := min(1<<bitsFor(R), d.maxBatch)
+	P := min(1<<bitsFor(mp), pagesFor(d.Tmax))
+	grow := func(s []int32, n, keep int) []int32 {
+		if cap(s) < n {
+			t := make([]int32, n)
+			copy(t, s[:keep])
+			return t
+		}
+		return s[:cap(s)] // len = cap, as Step expects
+	}
+	d.table = grow(d.table, B*P, R*mp)
+	d.pos, d.klen, d.page, d.off = grow(d.pos, B, R), grow(d.klen, B, R), grow(d.page, B, R), grow(d.off, B, R)
+	// re-lay the rows' tables from mp to P entries (last row first: in place)
+	for t := R - 1; t >= 0; t-- {
+		copy(d.table[t*P:t*P+mp], d.table[t*mp:(t+1)*mp])
+	}
+	spare := int32(d.Pages)
+	for t := range B {
+		lo := 0
+		if t < R {
+			lo = pagesFor(int(d.klen[t]))
+		} else {
+			d.pos[t], d.klen[t], d.page[t], d.off[t] = 0, 1, spare, 0
+			ids = append(ids, 0)
+		}
+		for j := lo; j < P; j++ {
+			d.table[t*P+j] = spare
+		}
+	}
+	var err error
+	sg.GraphStep(B<<16|P, func() {
+		var hf act
+		if hf, err = d.run(ids, nil, B, P); err == nil {
+			d.head(hf.buf, B)
+		}
+	})
+	return err
+}
+
+// bitsFor is the least b with 1<<b ≥ n (n ≥ 1).
+func bitsFor(n int) int {
+	b := 0
+	for 1<<b < n {
+		b++
+	}
+	return b
 }
 
 // head writes logits [B, V] for the normed hidden states hf [B, C].

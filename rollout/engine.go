@@ -459,6 +459,7 @@ func (r *runState) step() error {
 		}
 	}
 	R := len(r.rows)
+	e.stats.MaxRows = max(e.stats.MaxRows, R)
 	logits, err := e.cache.Step(r.rows)
 	if err != nil {
 		return err

@@ -167,6 +167,7 @@ type Stats struct {
 	Prompts, Samples         int
 	PromptTokens, NewTokens  int
 	DecodeSteps              int           // engine steps (model.KVCache.Step calls)
+	MaxRows                  int           // most sequences in one step (rows of a Step, decoding and prefilling)
 	Preemptions              int           // sequences whose pages were taken back, to be recomputed
 	Prefill, Decode, Elapsed time.Duration // steps with prefill chunks, steps of decode rows only, whole calls
 }

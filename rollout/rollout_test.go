@@ -422,3 +422,31 @@ func TestMergedLoRA(t *testing.T) {
 		t.Errorf("merged LoRA: vs training forward %.2e, vs unmerged %.2e (tol 1e-4)", d, dl)
 	}
 }
+
+// TestFiveHundredTwelveConcurrent: `train generate --n 128 --batch 512` on
+// 4 prompts runs their 512 samples in the same steps (issue 33's
+// acceptance): the engine's own statistics say a step held 512 sequences,
+// and every sample got its tokens.
+func TestFiveHundredTwelveConcurrent(t *testing.T) {
+	m := openFixture(t, "qwen2-f32", model.Options{})
+	e := newEngine(t, m, Options{Batch: 512})
+	prompts := randomPrompts(33, 4, 5, 12, m.Config.VocabSize)
+	gs, err := e.Generate(context.Background(), prompts, Params{G: 128, Temperature: 1, MaxNewTokens: 3, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, g := range gs {
+		for _, s := range g.Samples {
+			if len(s.IDs) != 3 || len(s.LogProbs) != 3 {
+				t.Fatalf("prompt %s sample %d: %d tokens, %d log-probs; want 3 of each", g.ID, s.Index, len(s.IDs), len(s.LogProbs))
+			}
+			n++
+		}
+	}
+	st := e.Stats()
+	t.Logf("%d samples, %d steps, at most %d sequences in one step, %d preemptions", n, st.DecodeSteps, st.MaxRows, st.Preemptions)
+	if n != 512 || st.MaxRows != 512 {
+		t.Errorf("%d samples, at most %d sequences in one step; want 512 and 512", n, st.MaxRows)
+	}
+}

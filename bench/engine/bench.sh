@@ -8,6 +8,7 @@
 #
 #   sh bench/engine/bench.sh                      (make bench runs this)
 #   N=32 REPS=1 sh bench/engine/bench.sh           (shorter)
+#   B256=0 sh bench/engine/bench.sh                (without the B = 256 row)
 #
 # Model: Qwen2.5-0.5B's shape with random bf16 weights (bench/mkmodel, in
 # $ARGRL_CACHE/bench-qwen2.5-0.5b). Both engines with model.compute bf16,
@@ -31,6 +32,7 @@ REPS=${REPS:-1}
 N=${N:-128}
 P=${P:-128}
 STOPS=${STOPS:-40}
+B256=${B256:-1}
 OLD=${OLD:-f0bb46a}
 CACHE=${ARGRL_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/argrl}
 Q05=$CACHE/bench-qwen2.5-0.5b
@@ -61,7 +63,9 @@ row() {
 }
 row "B=1" 1 1 1 0 torch
 row "B=64 (8x8)" 8 8 64 0 torch
-row "B=256 (32x8)" 32 8 256 0 torch
+if [ "$B256" != 0 ]; then
+	row "B=256 (32x8)" 32 8 256 0 torch
+fi
 row "mixed (64x8, Batch 64)" 64 8 64 "$STOPS"
 echo "bench/engine: train generate, 512 sequences at once ..." >&2
 go build -o "$tmp/train" ./cmd/train

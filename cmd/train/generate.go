@@ -235,8 +235,8 @@ eos_token_id, at a --stop string, or after --max-new-tokens.`,
 				prog.Step(grp.Index+1, nil, tokens)
 			}
 			st := s.eng.Stats()
-			fmt.Fprintf(cmd.ErrOrStderr(), "generate: %d prompts × %d samples: %d new tokens in %.2fs (%.1f tokens/s; prefill %.2fs, %d decode steps %.2fs)\n",
-				st.Prompts, p.G, st.NewTokens, st.Elapsed.Seconds(), st.TokensPerSec(), st.Prefill.Seconds(), st.DecodeSteps, st.Decode.Seconds())
+			fmt.Fprintf(cmd.ErrOrStderr(), "generate: %d prompts × %d samples: %d new tokens in %.2fs (%.1f tokens/s; prefill %.2fs, %d decode steps %.2fs; at most %d sequences in one step)\n",
+				st.Prompts, p.G, st.NewTokens, st.Elapsed.Seconds(), st.TokensPerSec(), st.Prefill.Seconds(), st.DecodeSteps, st.Decode.Seconds(), st.MaxRows)
 			return nil
 		},
 	}

@@ -27,6 +27,11 @@ type Options struct {
 	// (see the package comment's memory plan); forward results are
 	// unchanged, gradients are those of the rounded activations.
 	BF16Activations bool
+	// Graphs captures decode steps as graphs and replays them
+	// (GraphStep, graph.go). On by default on a GPU (ARGRL_CUDA_GRAPHS=0
+	// turns it off); off by default on the emulator, where a graph is
+	// the recorded list of launches re-issued one by one.
+	Graphs bool
 }
 
 // Backend implements kernels.Backend on a device: the GPU in the cuda
@@ -48,6 +53,11 @@ type Backend struct {
 	err  error
 	pool pool
 	ints intCache
+	// step graphs (graph.go)
+	graphs    map[int]*graphKey
+	rec       *recDevice // the step being queued, nil outside GraphStep
+	gstats    GraphStats
+	uploading bool // an arena copy from pinned memory may still be running
 }
 
 var (
@@ -87,13 +97,14 @@ func (be *Backend) Close() error {
 	if _, done := be.dev.(closedDevice); done {
 		return nil
 	}
+	gerr := be.releaseGraphs()
 	for i, e := range be.ints.ent {
 		if e.size > 0 {
 			be.pool.put(e.p, e.size)
 			be.ints.ent[i] = intEntry{}
 		}
 	}
-	err := be.pool.trim()
+	err := errors.Join(gerr, be.pool.trim())
 	err = errors.Join(err, be.dev.close())
 	be.dev = closedDevice{be.dev.name()}
 	be.pool.dev = be.dev
@@ -184,6 +195,7 @@ func (be *Backend) Sync() error {
 	if err := be.dev.sync(); err != nil {
 		be.fail(fmt.Errorf("%s: %w", be.dev.name(), err))
 	}
+	be.uploading = false
 	err := be.err
 	be.err = nil
 	return err

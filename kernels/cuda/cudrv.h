@@ -28,6 +28,9 @@ typedef struct CUctx_st* argrl_CUcontext;
 typedef struct CUmod_st* argrl_CUmodule;
 typedef struct CUfunc_st* argrl_CUfunction;
 typedef struct CUstream_st* argrl_CUstream;
+typedef struct CUgraph_st* argrl_CUgraph;
+typedef struct CUgraphExec_st* argrl_CUgraphExec;
+typedef struct CUgraphNode_st* argrl_CUgraphNode;
 typedef struct cublasContext* argrl_cublasHandle_t;
 typedef unsigned argrl_cublasStatus;
 
@@ -75,6 +78,21 @@ typedef unsigned argrl_cublasStatus;
     cuMemsetD32Async)                                                                                  \
   X(cuMemsetD16Async, argrl_CUresult, (argrl_CUdeviceptr dst, unsigned short v, size_t n, argrl_CUstream s), \
     cuMemsetD16Async)
+
+// Graph capture and pinned host memory (decode step graphs, graph.go):
+// resolved like the others, but a driver without one of them still runs
+// (eager launches; DriverReport marks it "?").
+#define ARGRL_DRIVER_GRAPH_ENTRIES(X)                                                                    \
+  X(cuStreamBeginCapture, argrl_CUresult, (argrl_CUstream s, unsigned mode), cuStreamBeginCapture_v2)  \
+  X(cuStreamEndCapture, argrl_CUresult, (argrl_CUstream s, argrl_CUgraph * g), cuStreamEndCapture)     \
+  X(cuGraphInstantiate, argrl_CUresult,                                                                  \
+    (argrl_CUgraphExec * e, argrl_CUgraph g, argrl_CUgraphNode * error_node, char* log, size_t loglen),  \
+    cuGraphInstantiate_v2)                                                                             \
+  X(cuGraphLaunch, argrl_CUresult, (argrl_CUgraphExec e, argrl_CUstream s), cuGraphLaunch)             \
+  X(cuGraphExecDestroy, argrl_CUresult, (argrl_CUgraphExec e), cuGraphExecDestroy)                     \
+  X(cuGraphDestroy, argrl_CUresult, (argrl_CUgraph g), cuGraphDestroy)                                 \
+  X(cuMemHostAlloc, argrl_CUresult, (void** p, size_t bytes, unsigned flags), cuMemHostAlloc)          \
+  X(cuMemFreeHost, argrl_CUresult, (void* p), cuMemFreeHost)
 
 // cuBLAS entry points: the names are the library's own symbols in
 // cuBLAS 11, 12 and 13 (cublas_v2.h maps cublasCreate to cublasCreate_v2).
@@ -149,6 +167,7 @@ typedef argrl_LtHeuristic argrl_cublasLtMatmulHeuristicResult_t;
 
 #define ARGRL_TYPEDEF(name, ret, params, sym) typedef ret(*argrl_pfn_##name) params;
 ARGRL_DRIVER_ENTRIES(ARGRL_TYPEDEF)
+ARGRL_DRIVER_GRAPH_ENTRIES(ARGRL_TYPEDEF)
 ARGRL_CUBLAS_ENTRIES(ARGRL_TYPEDEF)
 ARGRL_CUBLASLT_ENTRIES(ARGRL_TYPEDEF)
 #undef ARGRL_TYPEDEF
@@ -158,6 +177,7 @@ ARGRL_CUBLASLT_ENTRIES(ARGRL_TYPEDEF)
 #define ARGRL_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR 75
 #define ARGRL_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR 76
 #define ARGRL_CU_STREAM_NON_BLOCKING 1
+#define ARGRL_CU_STREAM_CAPTURE_MODE_RELAXED 2
 #define ARGRL_CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK 0
 #define ARGRL_CU_FUNC_ATTRIBUTE_NUM_REGS 4
 #define ARGRL_CU_JIT_ERROR_LOG_BUFFER 5
@@ -211,6 +231,13 @@ argrl_CUresult drv_dtoh(void* d, argrl_CUdeviceptr s, size_t n, argrl_CUstream s
 argrl_CUresult drv_dtod(argrl_CUdeviceptr d, argrl_CUdeviceptr s, size_t n, argrl_CUstream st);
 argrl_CUresult drv_memset32(argrl_CUdeviceptr d, unsigned v, size_t n, argrl_CUstream st);
 argrl_CUresult drv_memset16(argrl_CUdeviceptr d, unsigned short v, size_t n, argrl_CUstream st);
+int drv_graphs_available(void);
+argrl_CUresult drv_capture_begin(argrl_CUstream s);
+argrl_CUresult drv_capture_end(argrl_CUstream s, argrl_CUgraphExec* e, char* log, size_t loglen);
+argrl_CUresult drv_graph_launch(argrl_CUgraphExec e, argrl_CUstream s);
+argrl_CUresult drv_graph_destroy(argrl_CUgraphExec e);
+argrl_CUresult drv_host_alloc(void** p, size_t n);
+argrl_CUresult drv_host_free(void* p);
 argrl_cublasStatus blas_create(argrl_cublasHandle_t* h, argrl_CUstream s);
 argrl_cublasStatus blas_destroy(argrl_cublasHandle_t h);
 int blas_version(argrl_cublasHandle_t h);

@@ -49,7 +49,10 @@ type cuDevice struct {
 // NVIDIA recommends for Hopper; 4 MiB would do on Ampere).
 const ltWorkspace = 32 << 20
 
-var _ device = (*cuDevice)(nil)
+var (
+	_ device      = (*cuDevice)(nil)
+	_ graphDevice = (*cuDevice)(nil)
+)
 
 func newCUDADevice(ordinal int) (*cuDevice, error) {
 	if err := loadLibraries(); err != nil {
@@ -335,4 +338,55 @@ func (d *cuDevice) close() error {
 		d.ctx = nil
 	}
 	return err
+}
+
+// Graphs (graph.go): stream capture on the device's one stream.
+
+func (d *cuDevice) beginCapture() error {
+	if C.drv_graphs_available() == 0 {
+		return fmt.Errorf("the CUDA driver (%s) lacks a graph entry point (see DriverReport)", libPath(cudalib.Driver))
+	}
+	defer d.enter()()
+	return cuErr("cuStreamBeginCapture", C.drv_capture_begin(d.stream))
+}
+
+func (d *cuDevice) endCapture() (graphHandle, error) {
+	defer d.enter()()
+	var log [1024]C.char
+	var e C.argrl_CUgraphExec
+	if err := cuErr("cuStreamEndCapture/cuGraphInstantiate", C.drv_capture_end(d.stream, &e, &log[0], C.size_t(len(log)))); err != nil {
+		return 0, fmt.Errorf("%w: %s", err, C.GoString(&log[0]))
+	}
+	return graphHandle(uintptr(unsafe.Pointer(e))), nil
+}
+
+func (d *cuDevice) launchGraph(g graphHandle) error {
+	defer d.enter()()
+	return cuErr("cuGraphLaunch", C.drv_graph_launch(C.argrl_CUgraphExec(unsafe.Pointer(uintptr(g))), d.stream))
+}
+
+func (d *cuDevice) destroyGraph(g graphHandle) error {
+	defer d.enter()()
+	return cuErr("cuGraphExecDestroy", C.drv_graph_destroy(C.argrl_CUgraphExec(unsafe.Pointer(uintptr(g)))))
+}
+
+// hostAlloc returns page-locked memory outside Go's heap (cuMemHostAlloc).
+func (d *cuDevice) hostAlloc(bytes int) ([]byte, error) {
+	if C.drv_graphs_available() == 0 {
+		return nil, fmt.Errorf("the CUDA driver (%s) lacks cuMemHostAlloc", libPath(cudalib.Driver))
+	}
+	defer d.enter()()
+	var p unsafe.Pointer
+	if err := cuErr("cuMemHostAlloc", C.drv_host_alloc(&p, C.size_t(bytes))); err != nil {
+		return nil, err
+	}
+	return unsafe.Slice((*byte)(p), bytes), nil
+}
+
+func (d *cuDevice) hostFree(b []byte) error {
+	if len(b) == 0 {
+		return nil
+	}
+	defer d.enter()()
+	return cuErr("cuMemFreeHost", C.drv_host_free(unsafe.Pointer(&b[0])))
 }

@@ -16,11 +16,13 @@ package cuda
 #define ARGRL_FIELD(name, ret, params, sym) argrl_pfn_##name name;
 typedef struct {
 	ARGRL_DRIVER_ENTRIES(ARGRL_FIELD)
+	ARGRL_DRIVER_GRAPH_ENTRIES(ARGRL_FIELD)
 	ARGRL_CUBLAS_ENTRIES(ARGRL_FIELD)
 	ARGRL_CUBLASLT_ENTRIES(ARGRL_FIELD)
 } argrl_api;
 #undef ARGRL_FIELD
 static argrl_api D;
+static int argrl_graphs_ok;  // every ARGRL_DRIVER_GRAPH_ENTRIES entry resolved
 
 // One line per entry point: "name symbol how" (for DriverReport).
 static char argrl_report[8192];
@@ -76,6 +78,26 @@ int argrl_load_driver(const char* path, int use_gpa, int* version, char* err, si
 	}
 	ARGRL_DRIVER_ENTRIES(ARGRL_RESOLVE)
 #undef ARGRL_RESOLVE
+	// the graph entry points: optional (without them, eager launches)
+	argrl_graphs_ok = 1;
+#define ARGRL_RESOLVE_OPT(name, ret, params, sym)                              \
+	{                                                                          \
+		void* p = NULL;                                                        \
+		int st = 0;                                                            \
+		const char* how = "dlsym";                                             \
+		if (g2 && g2(#name, &p, want, 0, &st) == 0 && p) {                     \
+			how = "cuGetProcAddress_v2";                                       \
+		} else if (g1 && g1(#name, &p, want, 0) == 0 && p) {                   \
+			how = "cuGetProcAddress";                                          \
+		} else {                                                               \
+			p = dlsym(lib, #sym);                                              \
+		}                                                                      \
+		D.name = (argrl_pfn_##name)p;                                          \
+		if (!p) argrl_graphs_ok = 0;                                           \
+		argrl_note(#name, p, p ? how : "missing");                             \
+	}
+	ARGRL_DRIVER_GRAPH_ENTRIES(ARGRL_RESOLVE_OPT)
+#undef ARGRL_RESOLVE_OPT
 	return 0;
 }
 
@@ -132,7 +154,7 @@ const char* argrl_report_text(void) { return argrl_report; }
 
 #define ARGRL_COUNT(name, ret, params, sym) +1
 int argrl_entry_count(void) {
-	return 0 ARGRL_DRIVER_ENTRIES(ARGRL_COUNT) ARGRL_CUBLAS_ENTRIES(ARGRL_COUNT) +
+	return 0 ARGRL_DRIVER_ENTRIES(ARGRL_COUNT) ARGRL_DRIVER_GRAPH_ENTRIES(ARGRL_COUNT) ARGRL_CUBLAS_ENTRIES(ARGRL_COUNT) +
 	       (argrl_has_cublaslt() ? 0 ARGRL_CUBLASLT_ENTRIES(ARGRL_COUNT) : 0);
 }
 #undef ARGRL_COUNT
@@ -199,6 +221,26 @@ argrl_CUresult drv_memset32(argrl_CUdeviceptr d, unsigned v, size_t n, argrl_CUs
 argrl_CUresult drv_memset16(argrl_CUdeviceptr d, unsigned short v, size_t n, argrl_CUstream st) {
 	return D.cuMemsetD16Async(d, v, n, st);
 }
+
+// Graphs: capture in relaxed mode (the Go calls that issue the captured
+// work may run on different OS threads); the graph is instantiated and
+// dropped at once (the executable graph does not need it).
+int drv_graphs_available(void) { return argrl_graphs_ok; }
+argrl_CUresult drv_capture_begin(argrl_CUstream s) {
+	return D.cuStreamBeginCapture(s, ARGRL_CU_STREAM_CAPTURE_MODE_RELAXED);
+}
+argrl_CUresult drv_capture_end(argrl_CUstream s, argrl_CUgraphExec* e, char* log, size_t loglen) {
+	argrl_CUgraph g = NULL;
+	argrl_CUresult r = D.cuStreamEndCapture(s, &g);
+	if (r) return r;
+	r = D.cuGraphInstantiate(e, g, NULL, log, loglen);
+	argrl_CUresult r2 = D.cuGraphDestroy(g);
+	return r ? r : r2;
+}
+argrl_CUresult drv_graph_launch(argrl_CUgraphExec e, argrl_CUstream s) { return D.cuGraphLaunch(e, s); }
+argrl_CUresult drv_graph_destroy(argrl_CUgraphExec e) { return D.cuGraphExecDestroy(e); }
+argrl_CUresult drv_host_alloc(void** p, size_t n) { return D.cuMemHostAlloc(p, n, 0); }
+argrl_CUresult drv_host_free(void* p) { return D.cuMemFreeHost(p); }
 
 argrl_cublasStatus blas_create(argrl_cublasHandle_t* h, argrl_CUstream s) {
 	argrl_cublasStatus st = D.cublasCreate(h);

@@ -209,6 +209,7 @@ type emuDevice struct {
 	order  int
 	seed   uint32
 	dead   error
+	g      emuGraphs // emu_graph.go
 }
 
 const (
@@ -341,6 +342,9 @@ func (d *emuDevice) free(p devPtr) error {
 }
 
 func (d *emuDevice) htod(dst devPtr, src []byte) error {
+	if d.g.capturing {
+		return errEmuCapture
+	}
 	d.u32(opHtoD)
 	d.u64(uint64(dst))
 	d.u64(uint64(len(src)))
@@ -349,6 +353,9 @@ func (d *emuDevice) htod(dst devPtr, src []byte) error {
 }
 
 func (d *emuDevice) dtoh(dst []byte, src devPtr) error {
+	if d.g.capturing {
+		return errEmuCapture
+	}
 	d.u32(opDtoH)
 	d.u64(uint64(src))
 	d.u64(uint64(len(dst)))
@@ -360,6 +367,9 @@ func (d *emuDevice) dtoh(dst []byte, src devPtr) error {
 }
 
 func (d *emuDevice) dtod(dst, src devPtr, bytes int64) error {
+	if d.record(devCall{op: 'c', dst: dst, src: src, n: bytes}) {
+		return d.dead
+	}
 	d.u32(opDtoD)
 	d.u64(uint64(dst))
 	d.u64(uint64(src))
@@ -368,6 +378,9 @@ func (d *emuDevice) dtod(dst, src devPtr, bytes int64) error {
 }
 
 func (d *emuDevice) memset32(dst devPtr, v uint32, n int64) error {
+	if d.record(devCall{op: '4', dst: dst, v: v, n: n}) {
+		return d.dead
+	}
 	d.u32(opMemset32)
 	d.u64(uint64(dst))
 	d.u32(v)
@@ -376,6 +389,9 @@ func (d *emuDevice) memset32(dst devPtr, v uint32, n int64) error {
 }
 
 func (d *emuDevice) memset16(dst devPtr, v uint16, n int64) error {
+	if d.record(devCall{op: '2', dst: dst, v: uint32(v), n: n}) {
+		return d.dead
+	}
 	d.u32(opMemset16)
 	d.u64(uint64(dst))
 	d.u32(uint32(v))
@@ -397,6 +413,9 @@ func (d *emuDevice) launch(kernel string, grid, block dim3, args []arg) error {
 	// as the GPU launcher does with the driver's MAX_THREADS_PER_BLOCK
 	if err := checkThreads(kernel, block, d.bounds[kernel]); err != nil {
 		return err
+	}
+	if d.record(devCall{op: 'k', kernel: kernel, grid: grid, block: block, args: append([]arg(nil), args...)}) {
+		return d.dead
 	}
 	d.counts[kernel]++
 	d.u32(opLaunch)
@@ -421,6 +440,12 @@ func (d *emuDevice) gemm(g *gemmCall) error { return d.gemmOp(opGemm, g) }
 func (d *emuDevice) gemmLt(g *gemmCall) error { return d.gemmOp(opGemmLt, g) }
 
 func (d *emuDevice) gemmOp(op uint32, g *gemmCall) error {
+	if op == opGemm && d.record(devCall{op: 'g', gemm: *g}) {
+		return d.dead
+	}
+	if d.g.capturing {
+		return errEmuCapture
+	}
 	d.u32(op)
 	for _, v := range []int{btoi(g.TransA), btoi(g.TransB), g.M, g.N, g.K, g.Batch} {
 		d.u32(uint32(v))
@@ -442,7 +467,12 @@ func (d *emuDevice) gemmOp(op uint32, g *gemmCall) error {
 	return d.reply()
 }
 
-func (d *emuDevice) sync() error { return d.dead }
+func (d *emuDevice) sync() error {
+	if d.g.capturing {
+		return errEmuCapture
+	}
+	return d.dead
+}
 func (d *emuDevice) memInfo() (free, total int64, err error) {
 	return 0, 0, errors.New("emulator: no memory info")
 }

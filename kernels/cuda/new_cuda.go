@@ -2,7 +2,11 @@
 
 package cuda
 
-import "github.com/argrl/argrl/kernels"
+import (
+	"os"
+
+	"github.com/argrl/argrl/kernels"
+)
 
 // Available reports whether this binary was built with the CUDA backend.
 const Available = true
@@ -25,8 +29,15 @@ func (be *Backend) Device() string {
 	return be.dev.name()
 }
 
+// graphsOn is the GPU's default for Options.Graphs: on, unless
+// ARGRL_CUDA_GRAPHS=0.
+func graphsOn(o Options) Options {
+	o.Graphs = os.Getenv("ARGRL_CUDA_GRAPHS") != "0"
+	return o
+}
+
 func init() {
-	kernels.Register("cuda", func() (kernels.Backend, error) { return New(Options{}) })
-	kernels.Register("cuda-bf16tc", func() (kernels.Backend, error) { return New(Options{BF16TensorCores: true}) })
-	kernels.Register("cuda-bf16", func() (kernels.Backend, error) { return New(bf16Options) })
+	kernels.Register("cuda", func() (kernels.Backend, error) { return New(graphsOn(Options{})) })
+	kernels.Register("cuda-bf16tc", func() (kernels.Backend, error) { return New(graphsOn(Options{BF16TensorCores: true})) })
+	kernels.Register("cuda-bf16", func() (kernels.Backend, error) { return New(graphsOn(bf16Options)) })
 }

@@ -81,13 +81,20 @@ func (o *opCtx) scratch(bytes int64) devPtr {
 	return p
 }
 
-// ints uploads a host int32 side input. Small inputs go through a cache
+// ints uploads a host int32 side input. In a graph step it goes into the
+// step's argument arena (graph.go). Small inputs go through a cache
 // keyed by content: a decode step passes the same positions and attention
 // table to every layer, so one upload serves all of them (the device copy
 // is never written, and the stream orders the upload before every use).
 func (o *opCtx) ints(v []int32) devPtr {
 	if o.Bad {
 		return 0
+	}
+	if r := o.be.rec; r != nil && !r.eager {
+		if p, ok := r.arenaInts(v); ok {
+			return p
+		}
+		o.check(r.goEager()) // the arena is full: this step goes eager
 	}
 	if len(v)*4 > intCacheMaxBytes {
 		p := o.scratch(int64(len(v)) * 4)

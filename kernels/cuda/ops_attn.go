@@ -151,7 +151,7 @@ func (be *Backend) KVWrite(cache, x kernels.Buffer, slot, pos []int32, B, T, Hkv
 
 // attnGather copies each batch row's keys and values out of the paged cache
 // k, v (f32 or bf16 pages) into two scratch blocks [B, L, Hkv, D], L the
-// longest KLen, so attn_fwd reads them as B slots of L tokens (kvcache.cu).
+// pages of the table (MaxPages·Tmax), so attn_fwd reads them as B slots of L tokens (kvcache.cu).
 // It returns their addresses and meta with slot b for row b and L appended.
 // Today's decode path: it moves each row's visible keys once more through
 // memory; paged attention kernels read the pages in place.
@@ -164,13 +164,15 @@ func (o *opCtx) attnGather(k, v kernels.Buffer, p kernels.AttnParams, nkv, nq in
 		o.Failf("k is %v and v %v: a paged cache stores both alike", kb.dt, vb.dt)
 		return 0, 0, nil
 	}
-	L := 1
+	// L is the table's capacity, not the longest row: a decode step's
+	// launches then depend on its bucket only (graph.go); attn_fwd reads
+	// keys j < klen of each row, in the same order whatever L is.
+	L := max(1, p.MaxPages*p.Tmax)
 	gm := make([]int32, p.B*p.MaxPages+p.B)
 	copy(gm, p.Pages[:p.B*p.MaxPages])
 	meta = make([]int32, 3*p.B+1)
 	for b := 0; b < p.B; b++ {
 		_, qpos, klen := p.Row(b)
-		L = max(L, klen)
 		gm[p.B*p.MaxPages+b] = int32(max(0, min(klen, qpos+p.Tq))) // keys some query sees
 		meta[b], meta[p.B+b], meta[2*p.B+b] = int32(b), int32(qpos), int32(klen)
 	}

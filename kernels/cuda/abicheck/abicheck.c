@@ -34,6 +34,7 @@ typedef cublasLtMatmulHeuristicResult_t argrl_cublasLtMatmulHeuristicResult_t;
   _Static_assert(SAME(argrl_pfn_##name, &name), #name ": type differs from the header"); \
   _Static_assert(__builtin_strcmp(EXPANDED(name), #sym) == 0, #name ": the header maps it to another symbol than " #sym);
 ARGRL_DRIVER_ENTRIES(CHECK)
+ARGRL_DRIVER_GRAPH_ENTRIES(CHECK)
 ARGRL_CUBLAS_ENTRIES(CHECK)
 ARGRL_CUBLASLT_ENTRIES(CHECK)
 
@@ -65,6 +66,7 @@ _Static_assert(ARGRL_CUDA_ABI == CUDA_VERSION, "ARGRL_CUDA_ABI is not these head
 _Static_assert(ARGRL_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR == CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, "");
 _Static_assert(ARGRL_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR == CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, "");
 _Static_assert(ARGRL_CU_STREAM_NON_BLOCKING == CU_STREAM_NON_BLOCKING, "");
+_Static_assert(ARGRL_CU_STREAM_CAPTURE_MODE_RELAXED == CU_STREAM_CAPTURE_MODE_RELAXED, "");
 _Static_assert(ARGRL_CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK == CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, "");
 _Static_assert(ARGRL_CU_FUNC_ATTRIBUTE_NUM_REGS == CU_FUNC_ATTRIBUTE_NUM_REGS, "");
 _Static_assert(ARGRL_CU_JIT_ERROR_LOG_BUFFER == CU_JIT_ERROR_LOG_BUFFER, "");
@@ -74,5 +76,7 @@ _Static_assert(ARGRL_CUDA_R_16BF == CUDA_R_16BF, "");
 _Static_assert(ARGRL_CUBLAS_COMPUTE_32F == CUBLAS_COMPUTE_32F, "");
 _Static_assert(ARGRL_CUBLAS_GEMM_DEFAULT == CUBLAS_GEMM_DEFAULT, "");
 _Static_assert(SAME(argrl_CUdeviceptr, CUdeviceptr) && SAME(argrl_CUcontext, CUcontext) &&
-                   SAME(argrl_CUstream, CUstream) && SAME(argrl_CUstream, cudaStream_t),
+                   SAME(argrl_CUstream, CUstream) && SAME(argrl_CUstream, cudaStream_t) &&
+                   SAME(argrl_CUgraph, CUgraph) && SAME(argrl_CUgraphExec, CUgraphExec) &&
+                   SAME(argrl_CUgraphNode, CUgraphNode),
                "handle types differ");
