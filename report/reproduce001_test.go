@@ -63,7 +63,7 @@ func TestReproduce001Claims(t *testing.T) {
 		"SFT is the best":  false, // GRPO ties SFT on draw 1
 		"GRPO is within":   true,
 		"mixing stays":     true,
-		"the corpora diff": true, // the sanity check: 80 vs 40
+		"the corpora diff": true, // the sanity check: gains 49-51 on A, 20 on B
 	}
 	for _, c := range cs {
 		found := false
@@ -83,6 +83,11 @@ func TestReproduce001Claims(t *testing.T) {
 		t.Errorf("CountClaims: %d of %d claims, %d of %d sanity checks", h, n, sh, s)
 	}
 	for _, c := range cs {
+		if c.Sanity {
+			if m := c.Values["gain on A > gain on B"].(map[string]any); fmt.Sprint(m["margins"]) != "[30 29 31]" {
+				t.Errorf("gains: %v", m)
+			}
+		}
 		if strings.HasPrefix(c.Claim, "mixing") {
 			m := c.Values["EM(mix xlam.es) > EM(sft xlam.es)"].(map[string]any)
 			if fmt.Sprint(m["margins"]) != "[-5 -5 -4]" || m["holds"] != true {

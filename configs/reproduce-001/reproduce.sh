@@ -26,7 +26,9 @@
 #
 # Environment: REPRO_DRAWS (default "1 2 3"), REPRO_TRAIN training records of
 # each corpus (default 1000), REPRO_TEST test records of each (default 200),
-# REPRO_OUT (default runs/reproduce-001), GO.
+# REPRO_VAL validation records (default 200), REPRO_STEPS GRPO steps (default
+# 50), REPRO_OUT (default runs/reproduce-001), GO. The defaults are the
+# reported protocol; smaller values only smoke-test the script.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -34,7 +36,8 @@ GO=${GO:-go}
 DRAWS=${REPRO_DRAWS:-1 2 3}
 TRAIN=${REPRO_TRAIN:-1000}
 TEST=${REPRO_TEST:-200}
-VAL=200
+VAL=${REPRO_VAL:-200}
+STEPS=${REPRO_STEPS:-50}
 OUT=${REPRO_OUT:-runs/reproduce-001}
 BASE=configs/demo/base-model
 CFG=configs/reproduce-001
@@ -94,10 +97,11 @@ for seed in $DRAWS; do
 	# Full-parameter SFT: every weight trains; best/ is a whole model.
 	fit sft sft-full $CFG/sft.yaml "$A/train.jsonl" "$A/val.jsonl" --set lora.enabled=false --set optim.lr=2.0e-4
 	evaluate sft-full --model "$RUNS/sft-full/best"
-	fit grpo grpo $CFG/grpo.yaml "$A/train.jsonl" "$A/val.jsonl"
+	fit grpo grpo $CFG/grpo.yaml "$A/train.jsonl" "$A/val.jsonl" --set optim.max_steps="$STEPS"
 	evaluate grpo --model "$BASE" --adapter "$RUNS/grpo/best"
 	fit sft sft-half $CFG/sft.yaml "$DATA/xlam-half1.jsonl" "$A/val.jsonl" --set optim.epochs=1
-	fit grpo sft-grpo $CFG/grpo.yaml "$DATA/xlam-half2.jsonl" "$A/val.jsonl" --set init.adapter="$RUNS/sft-half/best"
+	fit grpo sft-grpo $CFG/grpo.yaml "$DATA/xlam-half2.jsonl" "$A/val.jsonl" --set init.adapter="$RUNS/sft-half/best" \
+		--set optim.max_steps="$STEPS"
 	evaluate sft-grpo --model "$BASE" --adapter "$RUNS/sft-grpo/best"
 	fit sft mix $CFG/sft.yaml "$DATA/mix-train.jsonl" "$DATA/mix-val.jsonl"
 	evaluate mix --model "$BASE" --adapter "$RUNS/mix/best"
