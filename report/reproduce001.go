@@ -60,6 +60,12 @@ var paper001Tables = []paperTable{
 		}},
 }
 
+// chartTitles are the charts' titles where a table's is too long for one.
+var chartTitles = map[string]string{
+	paper001Tables[0].title: "Table 2 in miniature: exact match, trained on A, tested on A and B (dots: Qwen3-0.6B)",
+	paper001Tables[1].title: "§4.1: LoRA vs full SFT, exact match (dots: Qwen3-4B)",
+}
+
 // WriteTables001 prints paper 001's tables.
 func (d *Draws) WriteTables001(w io.Writer) error {
 	return d.writeTables(w, paper001Tables, "paper 001's number")

@@ -37,6 +37,9 @@ func (d *Draws) writePlots(dir string, tables []paperTable) ([]string, error) {
 		cols := chartColumns(t)
 		p := plot.New()
 		p.Title.Text = t.title
+		if c, ok := chartTitles[t.title]; ok {
+			p.Title.Text = c
+		}
 		p.Y.Label.Text = "% (mean ± sd over draws; dots: paper)"
 		p.Legend.Top = true
 		p.Legend.Left = false
