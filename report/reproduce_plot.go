@@ -122,8 +122,11 @@ func (e *whiskers) Plot(c draw.Canvas, p *plot.Plot) {
 		c.StrokeLine2(ls, x, lo, x, hi)
 		c.StrokeLine2(ls, x-vg.Points(2), hi, x+vg.Points(2), hi)
 		c.StrokeLine2(ls, x-vg.Points(2), lo, x+vg.Points(2), lo)
-		if !math.IsNaN(e.paper[i]) { // no number in the paper: no dot
-			c.DrawGlyph(dot, vg.Point{X: x, Y: ty(e.paper[i])})
+		// No number in the paper: no dot. NoClip: the first category's
+		// left bar lies left of the data area's edge (category 0), where
+		// DrawGlyph would drop its dot.
+		if !math.IsNaN(e.paper[i]) {
+			c.DrawGlyphNoClip(dot, vg.Point{X: x, Y: ty(e.paper[i])})
 		}
 	}
 }
