@@ -95,12 +95,19 @@ type Buffer interface {
 // backend-defined order. A backend without bf16 arithmetic (see
 // BF16Products) ignores it and computes the float32 product, so results
 // are then those of BF16 = false, bit for bit.
+//
+// Bias, if non-nil, is a read-only [N] (F32 or BF16) added to every row of
+// every batch item after the product: C = Alpha·op(A)·op(B) + Beta·C +
+// bias, the bias added in float32 to the rounded product, so the result is
+// that of MatMul followed by AddBias bit for bit (a GEMM epilogue on the
+// CUDA backend: cuBLASLt's CUBLASLT_EPILOGUE_BIAS).
 type MatMulParams struct {
 	Batch, M, N, K            int
 	TransA, TransB            bool
 	Alpha, Beta               float32
 	StrideA, StrideB, StrideC int
 	BF16                      bool
+	Bias                      Buffer
 }
 
 // BF16Products reports whether be computes MatMuls with BF16 set in bf16
@@ -309,11 +316,23 @@ type BF16Activations interface {
 }
 
 // BF16KVCache is implemented by backends whose attention reads keys and
-// values in bf16 (the CUDA tensor-core modes): a decoder then allocates its
-// KV cache in BF16 (half the memory and bandwidth; KVWrite rounds each
-// element), and training reads the same rounded values.
+// values in bf16 (the CUDA tensor-core modes): when BF16KVCache(headDim)
+// is true, a decoder allocates its KV cache in BF16 (half the memory and
+// bandwidth; KVWrite and KVScatter round each element), and training reads
+// the same rounded values.
 type BF16KVCache interface {
-	BF16KVCache() bool
+	BF16KVCache(headDim int) bool
+}
+
+// FusedProjections is implemented by backends that want each decoder
+// layer's q, k and v projections, and its gate and up projections,
+// computed as one GEMM each over weights concatenated at load (the CUDA
+// backend: fewer, larger GEMMs). A model then keeps each member's weight as
+// a view of the concatenation, so it holds no second copy. The CPU backend
+// does not: it maps checkpoint weights in place, and concatenating them
+// would be a second resident copy.
+type FusedProjections interface {
+	FusedProjections() bool
 }
 
 // DropoutUniform is the counter-based uniform in [0,1) shared by every

@@ -21,6 +21,36 @@ import (
 // dot GEMM of kernels/internal/sgemm (operands rounded while packing, a
 // BF16 B read as it is, float32 sums); elsewhere BF16 is ignored.
 func (c *cpuBackend) MatMul(cb, ab, bb Buffer, p MatMulParams) {
+	c.matMul(cb, ab, bb, p)
+	if p.Bias != nil {
+		c.matMulBias(cb, p)
+	}
+}
+
+// matMulBias adds p.Bias [N] to every row of every batch item of C after
+// the product (MatMulParams.Bias): the float32 addition AddBias does.
+func (c *cpuBackend) matMulBias(cb Buffer, p MatMulParams) {
+	k := c.check("MatMul")
+	_, _, nC := k.MatMul(p)
+	C := k.f32("c", cb, nC)
+	bias := k.in("bias", p.Bias, p.N)
+	if k.Skip(p.Batch, p.M, p.N) {
+		return
+	}
+	for bt := 0; bt < p.Batch; bt++ {
+		cc := C[bt*p.StrideC:][:p.M*p.N]
+		c.parallelFor(p.M, rowGrain(p.N), func(lo, hi int) {
+			for i := lo; i < hi; i++ {
+				row := cc[i*p.N : (i+1)*p.N]
+				for j, b := range bias {
+					row[j] += b
+				}
+			}
+		})
+	}
+}
+
+func (c *cpuBackend) matMul(cb, ab, bb Buffer, p MatMulParams) {
 	k := c.check("MatMul")
 	nA, nB, nC := k.MatMul(p)
 	C := k.f32("c", cb, nC)

@@ -24,7 +24,8 @@ import "math"
 //		}
 //	}
 //
-// With p.BF16, opA and opB are rounded to bfloat16 first (bf16r).
+// With p.BF16, opA and opB are rounded to bfloat16 first (bf16r). p.Bias
+// is ignored here: RefMatMulBias adds it.
 func RefMatMul(c, a, b []float64, p MatMulParams) {
 	M, N, K := p.M, p.N, p.K
 	for bt := 0; bt < p.Batch; bt++ {
@@ -305,5 +306,19 @@ func RefAdamW(param, grad, m, v []float64, n int, p AdamWParams) {
 		v[i] = b2*v[i] + (1-b2)*g*g
 		mhat, vhat := m[i]/bc1, v[i]/bc2
 		param[i] -= float64(p.LR) * (mhat/(math.Sqrt(vhat)+float64(p.Eps)) + float64(p.WeightDecay)*param[i])
+	}
+}
+
+// RefMatMulBias is RefMatMul followed by C[b][i*N+j] += bias[j] for every
+// batch item b and row i (MatMulParams.Bias).
+func RefMatMulBias(c, a, b, bias []float64, p MatMulParams) {
+	RefMatMul(c, a, b, p)
+	for bt := 0; bt < p.Batch; bt++ {
+		C := c[bt*p.StrideC:]
+		for i := 0; i < p.M; i++ {
+			for j := 0; j < p.N; j++ {
+				C[i*p.N+j] += bias[j]
+			}
+		}
 	}
 }

@@ -109,16 +109,22 @@ func (m *Model) NewPagedKVCache(o KVOptions) (*KVCache, error) {
 	d := &KVCache{m: m, S: o.Seqs, Tmax: o.MaxLen, Pages: o.Pages, maxBatch: o.MaxRows, rows: max(o.MaxRows, o.MaxTokens), tokens: max(o.MaxRows, o.MaxTokens),
 		pt: newPageTable(o.Seqs, o.Pages), rstdViews: map[int]kernels.Buffer{}, lseViews: map[int]kernels.Buffer{},
 		logitViews: make([]kernels.Buffer, o.MaxRows+1), mark: make([]uint64, o.Seqs)}
-	alloc := func(n int) kernels.Buffer {
-		b := be.Alloc(kernels.F32, n)
+	allocAs := func(dt kernels.DType, n int) kernels.Buffer {
+		b := be.Alloc(dt, n)
 		d.owned = append(d.owned, b)
 		return b
 	}
-	// f32 pages: the packed training rows attend through the f32 kernels on
-	// every backend today, and decode must read the same K/V they do.
+	alloc := func(n int) kernels.Buffer { return allocAs(kernels.F32, n) }
+	// The pages hold what the training attention reads: bf16 where the
+	// backend's attention reads bf16 keys and values (kernels.BF16KVCache:
+	// training rounds k and v as KVScatter rounds them), else f32.
+	pageType := kernels.F32
+	if bc, ok := be.(kernels.BF16KVCache); ok && bc.BF16KVCache(c.HeadDim) {
+		pageType = kernels.BF16
+	}
 	for range c.NumLayers {
-		d.k = append(d.k, alloc(kv))
-		d.v = append(d.v, alloc(kv))
+		d.k = append(d.k, allocAs(pageType, kv))
+		d.v = append(d.v, allocAs(pageType, kv))
 	}
 	R, C, F := d.tokens, c.HiddenSize, c.IntermediateSize
 	qd, kd := c.NumHeads*c.HeadDim, c.NumKVHeads*c.HeadDim
@@ -309,7 +315,10 @@ func (d *KVCache) Step(rows []KVRow) (kernels.Buffer, error) {
 		}
 		ids = append(ids, row.IDs...)
 	}
-	hf := d.run(ids, N, mp)
+	hf, err := d.run(ids, N, mp)
+	if err != nil {
+		return nil, fmt.Errorf("model: Step: %w", err)
+	}
 	C := c.HiddenSize
 	last, t := hf.buf, 0
 	if N > R {
@@ -344,13 +353,14 @@ func (d *KVCache) checkIDs(ids []int32) error {
 // values into their pages, and returns the final normed hidden states
 // [N, C]. Each token is its own attention row (Tq = 1) over its
 // sequence's pages.
-func (d *KVCache) run(ids []int32, N, maxPages int) act {
+func (d *KVCache) run(ids []int32, N, maxPages int) (act, error) {
 	c := d.m.Config
 	e := &eagerOps{d: d, ids: ids, n: N, a: &d.arenas[1],
 		ap: kernels.AttnParams{B: N, Tq: 1, Hq: c.NumHeads, Hkv: c.NumKVHeads, D: c.HeadDim, S: d.Pages, Tmax: PageSize,
 			QPos: d.pos[:N], KLen: d.klen[:N], Pages: d.table[:N*maxPages], MaxPages: maxPages}}
 	e.a.reset()
-	return forward(e, d.m.w)
+	hf := forward(e, d.m.w)
+	return hf, e.err
 }
 
 // head writes logits [B, V] for the normed hidden states hf [B, C].

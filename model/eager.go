@@ -60,6 +60,7 @@ type eagerOps struct {
 	n   int // new tokens
 	a   *arena
 	ap  kernels.AttnParams // one row per token, over the tokens' pages
+	err error              // the first error an op returned (backend errors go to Sync)
 	// pend holds the deferred addBias and rope results (prologue.go)
 	pend map[kernels.Buffer]pending
 }
@@ -97,14 +98,48 @@ func (e *eagerOps) linear(x act, l *Linear) act {
 	out, in := l.W.Shape[0], l.W.Shape[1]
 	o := e.out(out)
 	m.be.MatMul(o.buf, x.buf, l.W.W, kernels.MatMulParams{Batch: 1, M: e.n, N: out, K: in, TransB: true, Alpha: 1, BF16: m.bf16})
-	if l.lora == nil || m.scale == 0 {
-		return o
+	e.withLoRA(x, o, l)
+	return o
+}
+
+// fused is one MatMul over f's concatenated weights into scratch, its
+// parts copied out (kernels.ColumnBlock), each with its LoRA branch.
+func (e *eagerOps) fused(x act, f *fusedLinear) []act {
+	m := e.d.m
+	if f == nil || m.merged != nil {
+		return nil
 	}
+	x = e.val(x)
+	W, in := f.W.Shape[0], f.W.Shape[1]
+	y := e.a.get(e.n * W)
+	p := kernels.MatMulParams{Batch: 1, M: e.n, N: W, K: in, TransB: true, Alpha: 1, BF16: m.bf16}
+	if f.bias != nil {
+		p.Bias = f.bias.W
+	}
+	m.be.MatMul(y, x.buf, f.W.W, p)
+	out := make([]act, len(f.parts))
+	for i, off := range f.offsets() {
+		out[i] = e.out(f.widths[i])
+		if err := kernels.ColumnBlock(m.be, out[i].buf, y, e.n, W, off, f.widths[i]); err != nil && e.err == nil {
+			e.err = err
+		}
+		e.withLoRA(x, out[i], f.parts[i])
+	}
+	return out
+}
+
+// withLoRA adds l's LoRA branch of x to o while adapters are on and
+// unmerged: o += (α/r)·(x·Aᵀ)·Bᵀ.
+func (e *eagerOps) withLoRA(x, o act, l *Linear) {
+	m := e.d.m
+	if l.lora == nil || m.scale == 0 {
+		return
+	}
+	in, out := l.W.Shape[1], l.W.Shape[0]
 	r := m.lora.r
 	t := e.a.get(e.n * r)
 	m.be.MatMul(t, x.buf, l.lora.A.W, kernels.MatMulParams{Batch: 1, M: e.n, N: r, K: in, TransB: true, Alpha: 1, BF16: m.bf16})
 	m.be.MatMul(o.buf, t, l.lora.B.W, kernels.MatMulParams{Batch: 1, M: e.n, N: out, K: r, TransB: true, Alpha: m.scale, Beta: 1, BF16: m.bf16})
-	return o
 }
 
 func (e *eagerOps) addBias(x act, b *Param) act {

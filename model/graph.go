@@ -111,7 +111,41 @@ func (c *graphOps) linear(x act, l *Linear) act {
 	if c.err != nil {
 		return act{}
 	}
-	y := c.ok(c.m.linearOp(x.node, c.in(l.W)))
+	return c.withLoRA(x, c.ok(c.m.linearOp(x.node, c.in(l.W))), l)
+}
+
+// fused is one Linear over f's concatenated weights, cut into its parts
+// (graph.SplitCols), each with its member's LoRA branch.
+func (c *graphOps) fused(x act, f *fusedLinear) []act {
+	if f == nil || c.m.merged != nil {
+		return nil
+	}
+	out := make([]act, len(f.parts))
+	if c.err != nil {
+		return out
+	}
+	var y *gorgonia.Node
+	if f.bias != nil {
+		y = c.ok(graph.LinearBias(x.node, c.in(f.W), c.in(f.bias), c.m.bf16))
+	} else {
+		y = c.ok(c.m.linearOp(x.node, c.in(f.W)))
+	}
+	if c.err != nil {
+		return out
+	}
+	parts, err := graph.SplitCols(y, f.widths...)
+	if c.ok(nil, err); c.err != nil {
+		return out
+	}
+	for i, l := range f.parts {
+		out[i] = c.withLoRA(x, parts[i], l)
+	}
+	return out
+}
+
+// withLoRA is y, the output of l's frozen product, plus l's LoRA branch
+// of x when LoRA targets l.
+func (c *graphOps) withLoRA(x act, y *gorgonia.Node, l *Linear) act {
 	if l.lora == nil || c.err != nil {
 		return c.act(y, nil)
 	}

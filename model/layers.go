@@ -36,12 +36,30 @@ type Attention struct {
 	K        *Linear `st:"model.layers.%d.self_attn.k_proj" shape:"Hkv*D,C"` // [Hkv·D, C]
 	V        *Linear `st:"model.layers.%d.self_attn.v_proj" shape:"Hkv*D,C"` // [Hkv·D, C]
 	O        *Linear `st:"model.layers.%d.self_attn.o_proj" shape:"C,Hq*D"`  // [C, Hq·D]
+
+	qkv *fusedLinear // Q, K and V as one GEMM (fused.go), or nil
 }
 
 // project is the attention pre-norm and the q, k and v projections of x.
-func (a *Attention) project(o ops, x act) (q, k, v act) {
+func (a *Attention) project(o ops, x act) (q, k, v act) { return a.projectBias(o, x, nil, nil, nil) }
+
+// projectBias is project plus biases bq, bk, bv (nil: none) added to each
+// projection after its LoRA branch, or by the fused GEMM when it carries
+// them (fused.go).
+func (a *Attention) projectBias(o ops, x act, bq, bk, bv *Param) (q, k, v act) {
 	h := o.rmsNorm(x, a.AttnNorm)
-	return o.linear(h, a.Q), o.linear(h, a.K), o.linear(h, a.V)
+	if p := o.fused(h, a.qkv); p != nil {
+		if a.qkv.bias != nil {
+			return p[0], p[1], p[2]
+		}
+		q, k, v = p[0], p[1], p[2]
+	} else {
+		q, k, v = o.linear(h, a.Q), o.linear(h, a.K), o.linear(h, a.V)
+	}
+	if bq != nil {
+		q, k, v = o.addBias(q, bq), o.addBias(k, bk), o.addBias(v, bv)
+	}
+	return q, k, v
 }
 
 // attend is the rest of the attention half: RoPE on q and k, attention over
@@ -57,12 +75,20 @@ type MLP struct {
 	Gate    *Linear `st:"model.layers.%d.mlp.gate_proj" shape:"F,C"`                 // [F, C]
 	Up      *Linear `st:"model.layers.%d.mlp.up_proj" shape:"F,C"`                   // [F, C]
 	Down    *Linear `st:"model.layers.%d.mlp.down_proj" shape:"C,F"`                 // [C, F]
+
+	gateUp *fusedLinear // Gate and Up as one GEMM (fused.go), or nil
 }
 
 // forward is the MLP half of a layer, residual included.
 func (m *MLP) forward(o ops, x act) act {
 	h := o.rmsNorm(x, m.MLPNorm)
-	s := o.swiGLU(o.linear(h, m.Gate), o.linear(h, m.Up))
+	var gate, up act
+	if p := o.fused(h, m.gateUp); p != nil {
+		gate, up = p[0], p[1]
+	} else {
+		gate, up = o.linear(h, m.Gate), o.linear(h, m.Up)
+	}
+	s := o.swiGLU(gate, up)
 	return o.add(x, o.linear(s, m.Down))
 }
 

@@ -40,6 +40,10 @@ type ops interface {
 	rmsNorm(x act, w *Param) act
 	// linear is x·Wᵀ plus (α/r)·B A x when LoRA targets l and is on.
 	linear(x act, l *Linear) act
+	// fused is f's members' linear(x) computed by one GEMM over their
+	// concatenated weights, one act per member; nil when f is nil or not
+	// in use (adapters merged): the caller then runs linear per member.
+	fused(x act, f *fusedLinear) []act
 	// addBias adds b [w] to every row.
 	addBias(x act, b *Param) act
 	// rope rotates every head (D columns) of every row by its position.

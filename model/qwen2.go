@@ -13,10 +13,10 @@ type Qwen2Layer struct {
 }
 
 // forward: q, k and v get their biases after the projection (and its LoRA
-// branch): y = (x·Wᵀ + (α/r)·B A x) + b.
+// branch): y = (x·Wᵀ + (α/r)·B A x) + b; or, folded into a fused GEMM in
+// the CUDA bf16 modes (fused.go), y = (x·Wᵀ + b) + (α/r)·B A x.
 func (l *Qwen2Layer) forward(o ops, x act, layer int) act {
-	q, k, v := l.project(o, x)
-	q, k, v = o.addBias(q, l.QBias), o.addBias(k, l.KBias), o.addBias(v, l.VBias)
+	q, k, v := l.projectBias(o, x, l.QBias, l.KBias, l.VBias)
 	return l.MLP.forward(o, l.attend(o, x, q, k, v, layer))
 }
 

@@ -99,8 +99,8 @@ type Options struct {
 	// (kernels.MatMulParams.BF16: activations and weights rounded to
 	// bfloat16, as PyTorch's bf16 autocast), which computes as f32 on a
 	// backend without bf16 products (kernels.BF16Products); "auto" is
-	// bf16 where the backend has bf16 products (a CPU with AVX512-BF16)
-	// and f32 elsewhere (Model.Compute says which).
+	// bf16 where the backend has bf16 products (a CPU with AVX512-BF16, the
+	// CUDA tensor-core modes) and f32 elsewhere (Model.Compute says which).
 	Compute string
 	// Recompute is "none" (or "") or "layer": training keeps only each
 	// decoder layer's input (and the final norm's) between Forward and
@@ -139,6 +139,8 @@ type Model struct {
 	steps     uint64 // Step calls: the dropout seed counter
 
 	graphs *graphCache
+
+	fusedW []kernels.Buffer // concatenated projection weights and biases (fused.go)
 }
 
 // Open places the Hugging Face model directory dir on be. See Options.
@@ -202,6 +204,7 @@ func Open(dir string, be kernels.Backend, o Options) (*Model, error) {
 		m.Close()
 		return nil, fmt.Errorf("model: Open %s: %w", dir, err)
 	}
+	m.fuse()
 	if err := m.setupLoRA(file); err != nil {
 		m.Close()
 		return nil, fmt.Errorf("model: Open %s: %w", dir, err)
@@ -303,6 +306,10 @@ func (m *Model) Close() {
 			m.be.Free(p.G)
 		}
 	}
+	for _, b := range m.fusedW {
+		m.be.Free(b)
+	}
+	m.fusedW = nil
 	for _, b := range []kernels.Buffer{m.cos, m.sin} {
 		if b != nil {
 			m.be.Free(b)

@@ -137,8 +137,8 @@ type nllSum struct {
 }
 
 // ValLoss is the token-mean NLL over the assistant targets of exs: batches
-// of optim.batch_size, longest first, dealt over the ranks (the same
-// value on every rank).
+// of optim.batch_size (or of optim.micro_tokens tokens), longest first,
+// dealt over the ranks (the same value on every rank).
 func (s *Setup) ValLoss(exs []Example) (float64, error) {
 	idx := make([]int, len(exs))
 	for i := range idx {
@@ -146,7 +146,13 @@ func (s *Setup) ValLoss(exs []Example) (float64, error) {
 	}
 	sort.SliceStable(idx, func(a, b int) bool { return len(exs[idx[a]].IDs) > len(exs[idx[b]].IDs) })
 	bs := max(1, s.Config.Optim.BatchSize)
-	sums, err := ranks.Fold(s.ranks, s.ranks.Deal(len(idx), bs), bs, nil, func(b ranks.Batch, sum *nllSum) error {
+	lens := make([]int, len(idx))
+	for i, at := range idx {
+		lens[i] = len(exs[at].IDs)
+	}
+	// dealt by rows, cut by optim.micro_tokens when set (each share then
+	// sums its examples in the same order: the same value either way)
+	sums, err := ranks.Fold(s.ranks, s.ranks.Deal(len(idx), bs), bs, lens, func(b ranks.Batch, sum *nllSum) error {
 		seqs := make([][]int32, len(b.At))
 		for i, at := range b.At {
 			seqs[i] = exs[idx[at]].IDs

@@ -11,6 +11,7 @@ import (
 
 	"github.com/argrl/argrl/trainer/config"
 	"github.com/argrl/argrl/trainer/metrics"
+	"github.com/argrl/argrl/trainer/ranks"
 )
 
 // Packing (data.packing) and token-budget micro-batches (optim.micro_tokens)
@@ -180,4 +181,44 @@ func TestTokenBudgetMemoryError(t *testing.T) {
 		t.Fatalf("err = %v, want the micro_tokens memory error", err)
 	}
 	t.Log(err)
+}
+
+// TestValLossByTokens: the validation loss with its micro-batches cut by
+// optim.micro_tokens is the value cut by rows, bit for bit (CPU, packed),
+// on one share and on two (dist.shares: 2).
+func TestValLossByTokens(t *testing.T) {
+	for _, shares := range []int{1, 2} {
+		team, err := ranks.New(nil, shares)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := tinyConfig(t.TempDir())
+		s, err := NewSetup(cfg, SetupOptions{Ranks: team})
+		if err != nil {
+			t.Fatal(err)
+		}
+		exs := s.Val.Examples
+		lens := make([]int, len(exs))
+		for i, ex := range exs {
+			lens[i] = len(ex.IDs)
+		}
+		rows, err := s.ValLoss(exs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		budget := 2 * cfg.Model.MaxLen
+		team.UseTokens(budget, s.Model.GraphTokens)
+		dealt := team.Deal(len(exs), cfg.Optim.BatchSize)
+		if nt, nr := len(team.Batches(dealt, cfg.Optim.BatchSize, lens)), len(team.Batches(dealt, cfg.Optim.BatchSize, nil)); nt == nr {
+			t.Fatalf("shares %d: %d micro-batches by tokens, as many as by rows: the cut is not exercised", shares, nt)
+		}
+		tokens, err := s.ValLoss(exs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if math.Float64bits(tokens) != math.Float64bits(rows) || rows == 0 {
+			t.Errorf("shares %d: validation loss %v cut by tokens (budget %d), %v by rows", shares, tokens, budget, rows)
+		}
+		s.Close()
+	}
 }

@@ -173,6 +173,9 @@ func newRLRun(cfg config.Config, o RLOptions, spec rlSpec) (_ *rlRun, err error)
 	if r.ref, err = rl.NewReference(cfg, s.Model, s.Backend, kept); err != nil {
 		return nil, fmt.Errorf("%s: %w", algo, err)
 	}
+	if err := r.ref.CheckTokens(cfg.Optim.MicroTokens); err != nil { // a separate reference model scores micro-batches of this budget too
+		return nil, fmt.Errorf("%s: key \"optim.micro_tokens\": %w; lower optim.micro_tokens", algo, err)
+	}
 	var parts []Part
 	if spec.critic {
 		head := valueHead(s)

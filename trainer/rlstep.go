@@ -253,11 +253,13 @@ func (r *rlRun) reference(items []*item, m metrics.Metrics) error {
 		tok += len(it.seq)
 	}
 	lps, err := ranks.Map(r.ranks, dealtOf(items), 0, nil, func(b ranks.Batch) ([][]float32, error) {
-		seqs := make([][]int32, len(b.At))
+		seqs, lens := make([][]int32, len(b.At)), make([]int, len(b.At))
 		for i, at := range b.At {
-			seqs[i] = items[at].seq
+			seqs[i], lens[i] = items[at].seq, len(items[at].seq)
 		}
-		lp, err := r.ref.LogProbs(seqs, r.micro())
+		// the share's micro-batches, cut as the training ones (by
+		// optim.micro_tokens when set), in one call: one weight swap
+		lp, err := r.ref.LogProbs(seqs, r.ranks.Cut(len(seqs), r.micro(), lens))
 		if err != nil {
 			return nil, err
 		}

@@ -32,7 +32,7 @@ func tinyRecipeConfig(t *testing.T, algo, run, backend string, steps int) config
 	td := "../../trainer/testdata/sft"
 	cfg, err := config.Load("../../configs/"+algo+"-tiny.yaml", []string{
 		"algo=" + algo, "run.dir=" + run, "model.backend=" + backend,
-		"model.compute=f32", // the emulator has no bf16 products; auto would make the CPU run bf16
+		"model.compute=f32", // auto would make the CPU (AVX512-BF16) and the emulated tensor-core modes run bf16
 		"model.path=" + td + "/tiny", "data.train=" + td + "/train.jsonl", "data.val=",
 		"checkpoint.best_metric=loss", fmt.Sprintf("optim.max_steps=%d", steps)})
 	if err != nil {

@@ -12,6 +12,19 @@
 // keys stream through shared memory in tiles with an online softmax, so no
 // T×T matrix exists; the backward recomputes probabilities from lse.
 //
+// Packed rows: a row's key tiles start at its own kstart, so key kstart+j
+// of a packed sequence meets the same lane, tile and softmax grouping as
+// key j of that sequence alone, and out and lse are bit-identical to it.
+// A block whose rows belong to several sequences makes one pass over the
+// keys per distinct kstart (att_next_start), each for the rows that have
+// it; the others skip it warp-uniformly. A row skips a tile in which it
+// sees no key, so the tiles past its last key change nothing either.
+//
+// Work: 4·D FLOPs per (query row, key) pair a row computes (q·k and p·v),
+// and each block reads 2·D·4 bytes of K/V per key of its passes. Packed,
+// a row of sequences of lengths L_1…L_n costs about Σ L_s²/2 pairs (plus
+// at most a partial tile per pass) where masking from key 0 cost T²/2.
+//
 // A forward block owns up to 16 "rows" (query position i, head h) that share
 // one kv head: bq positions × gb heads of the group, so decoding (Tq = 1)
 // still reuses every K/V tile across the G query heads. Each warp owns rows
@@ -29,6 +42,29 @@
 #define ATT_BRPW (ATT_BROWS / ATT_WARPS)
 #define ATT_KT 16                // key tile of attn_bwd_dkdv
 #define ATT_QT 16                // query tile of attn_bwd_dkdv
+#define ATT_NONE 0x7fffffff      // att_next_start: no further kstart
+
+// att_kstart: the first key query position i of batch row b may see (0
+// without kstart).
+__device__ __forceinline__ int att_kstart(const int* meta, int kso, int b, int Tq, int i) {
+  return kso < 0 ? 0 : meta[kso + b * Tq + i];
+}
+
+// att_next_start: the smallest kstart above prev among query positions
+// [i0, i1) of batch row b (ATT_NONE when none: the passes are done), and in
+// *ilast the last of those positions that has it. Every thread of a block
+// computes the same values, so the passes are block-uniform.
+__device__ __forceinline__ int att_next_start(const int* meta, int kso, int b, int Tq, int i0, int i1, int prev,
+                                              int* ilast) {
+  int best = ATT_NONE, last = i0;
+  for (int i = i0; i < i1; i++) {
+    int ks = att_kstart(meta, kso, b, Tq, i);
+    if (ks > prev && ks < best) best = ks;
+    if (ks == best) last = i;
+  }
+  *ilast = last;
+  return best;
+}
 
 // attn_fwd: grid (ceil(Tq/bq), Hkv*ceil(G/gb), B), block 128; bq*gb <= 16.
 extern "C" __global__ void __launch_bounds__(128) attn_fwd(float* out, float* lse, const float* q, const float* k, const float* v,
@@ -47,7 +83,7 @@ extern "C" __global__ void __launch_bounds__(128) attn_fwd(float* out, float* ls
     int r = e / D, d = e % D, i = i0 + r / gb, g = g0 + r % gb;
     qs[r][d] = (i < Tq && g < G) ? q[(((long long)b * Tq + i) * Hq + hk * G + g) * D + d] : 0.f;
   }
-  const int kend = min(klen, qpos + min(i0 + bq, Tq));  // keys any row of the block can see
+  const int i1 = min(i0 + bq, Tq);  // the block's query positions are [i0, i1)
 
   float m[ATT_RPW], l[ATT_RPW], acc[ATT_RPW][ATT_DPL];
 #pragma unroll
@@ -58,50 +94,56 @@ extern "C" __global__ void __launch_bounds__(128) attn_fwd(float* out, float* ls
     for (int t = 0; t < ATT_DPL; t++) acc[rr][t] = 0.f;
   }
 
-  for (int j0 = 0; j0 < kend; j0 += ATT_BK) {
-    __syncthreads();  // qs loaded / previous tile consumed
-    for (int e = tid; e < ATT_BK * D; e += blockDim.x) {
-      int jj = e / D, d = e % D, j = j0 + jj;
-      float kx = 0.f, vx = 0.f;
-      if (j < kend) {
-        long long o = (((long long)slot * Tmax + j) * Hkv + hk) * D + d;
-        kx = k[o];
-        vx = v[o];
-      }
-      ks[jj][d] = kx;
-      vs[jj][d] = vx;
-    }
-    __syncthreads();
-#pragma unroll
-    for (int rr = 0; rr < ATT_RPW; rr++) {
-      int r = w + ATT_WARPS * rr;
-      int i = i0 + r / gb, g = g0 + r % gb;
-      if (r >= rows || i >= Tq || g >= G) continue;  // warp-uniform
-      int j = j0 + lane;
-      float s = -INFINITY;
-      if (j < kend && j <= qpos + i && (kso < 0 || j >= meta[kso + b * Tq + i])) {
-        float dot = 0.f;
-        for (int d = 0; d < D; d++) dot += qs[r][d] * ks[lane][d];
-        s = dot * scale;
-      }
-      float mnew = fmaxf(m[rr], warp_max(s));
-      if (mnew == -INFINITY) continue;  // warp-uniform: nothing visible yet
-      float p = (s == -INFINITY) ? 0.f : expf(s - mnew);
-      float alpha = (m[rr] == -INFINITY) ? 0.f : expf(m[rr] - mnew);
-      l[rr] = l[rr] * alpha + warp_sum(p);
-      m[rr] = mnew;
-      ps[w][lane] = p;
-      __syncwarp();
-#pragma unroll
-      for (int t = 0; t < ATT_DPL; t++) {
-        int d = lane + 32 * t;
-        if (d < D) {
-          float a = acc[rr][t] * alpha;
-          for (int jj = 0; jj < ATT_BK; jj++) a += ps[w][jj] * vs[jj][d];
-          acc[rr][t] = a;
+  int ilast;
+  for (int kst = att_next_start(meta, kso, b, Tq, i0, i1, -1, &ilast); kst != ATT_NONE;
+       kst = att_next_start(meta, kso, b, Tq, i0, i1, kst, &ilast)) {
+    const int kend = min(klen, qpos + ilast + 1);  // keys this pass's rows can see
+    for (int j0 = kst; j0 < kend; j0 += ATT_BK) {
+      __syncthreads();  // qs loaded / previous tile consumed
+      for (int e = tid; e < ATT_BK * D; e += blockDim.x) {
+        int jj = e / D, d = e % D, j = j0 + jj;
+        float kx = 0.f, vx = 0.f;
+        if (j < kend) {
+          long long o = (((long long)slot * Tmax + j) * Hkv + hk) * D + d;
+          kx = k[o];
+          vx = v[o];
         }
+        ks[jj][d] = kx;
+        vs[jj][d] = vx;
       }
-      __syncwarp();  // ps[w] is rewritten by the next row
+      __syncthreads();
+#pragma unroll
+      for (int rr = 0; rr < ATT_RPW; rr++) {
+        int r = w + ATT_WARPS * rr;
+        int i = i0 + r / gb, g = g0 + r % gb;
+        if (r >= rows || i >= Tq || g >= G || att_kstart(meta, kso, b, Tq, i) != kst) continue;  // warp-uniform
+        int j = j0 + lane;
+        float s = -INFINITY;
+        if (j < kend && j <= qpos + i) {
+          float dot = 0.f;
+          for (int d = 0; d < D; d++) dot += qs[r][d] * ks[lane][d];
+          s = dot * scale;
+        }
+        float tmax = warp_max(s);
+        if (tmax == -INFINITY) continue;  // warp-uniform: the row sees no key of this tile
+        float mnew = fmaxf(m[rr], tmax);
+        float p = (s == -INFINITY) ? 0.f : expf(s - mnew);
+        float alpha = (m[rr] == -INFINITY) ? 0.f : expf(m[rr] - mnew);
+        l[rr] = l[rr] * alpha + warp_sum(p);
+        m[rr] = mnew;
+        ps[w][lane] = p;
+        __syncwarp();
+#pragma unroll
+        for (int t = 0; t < ATT_DPL; t++) {
+          int d = lane + 32 * t;
+          if (d < D) {
+            float a = acc[rr][t] * alpha;
+            for (int jj = 0; jj < ATT_BK; jj++) a += ps[w][jj] * vs[jj][d];
+            acc[rr][t] = a;
+          }
+        }
+        __syncwarp();  // ps[w] is rewritten by the next row
+      }
     }
   }
 
@@ -166,50 +208,57 @@ extern "C" __global__ void __launch_bounds__(128) attn_bwd_dq(float* dq, float* 
     ls[rr] = lse[row];
     if (lane == 0) dsum[row] = ds_[rr];
   }
-  const int kend = min(klen, qpos + min(i0 + bq, Tq));
+  const int i1 = min(i0 + bq, Tq);
 
-  for (int j0 = 0; j0 < kend; j0 += ATT_BK) {
-    __syncthreads();
-    for (int e = tid; e < ATT_BK * D; e += blockDim.x) {
-      int jj = e / D, d = e % D, j = j0 + jj;
-      float kx = 0.f, vx = 0.f;
-      if (j < kend) {
-        long long o = (((long long)slot * Tmax + j) * Hkv + hk) * D + d;
-        kx = k[o];
-        vx = v[o];
-      }
-      ks[jj][d] = kx;
-      vs[jj][d] = vx;
-    }
-    __syncthreads();
-#pragma unroll
-    for (int rr = 0; rr < ATT_BRPW; rr++) {
-      int r = w + ATT_WARPS * rr;
-      int i = i0 + r / gb, g = g0 + r % gb;
-      if (r >= rows || i >= Tq || g >= G || ls[rr] == -INFINITY) continue;  // warp-uniform
-      int j = j0 + lane;
-      float dsv = 0.f;
-      if (j < kend && j <= qpos + i && (kso < 0 || j >= meta[kso + b * Tq + i])) {
-        float dot = 0.f, dp = 0.f;
-        for (int d = 0; d < D; d++) {
-          dot += qs[r][d] * ks[lane][d];
-          dp += dos[r][d] * vs[lane][d];
+  int ilast;  // one pass per distinct kstart, as attn_fwd
+  for (int kst = att_next_start(meta, kso, b, Tq, i0, i1, -1, &ilast); kst != ATT_NONE;
+       kst = att_next_start(meta, kso, b, Tq, i0, i1, kst, &ilast)) {
+    const int kend = min(klen, qpos + ilast + 1);
+    for (int j0 = kst; j0 < kend; j0 += ATT_BK) {
+      __syncthreads();
+      for (int e = tid; e < ATT_BK * D; e += blockDim.x) {
+        int jj = e / D, d = e % D, j = j0 + jj;
+        float kx = 0.f, vx = 0.f;
+        if (j < kend) {
+          long long o = (((long long)slot * Tmax + j) * Hkv + hk) * D + d;
+          kx = k[o];
+          vx = v[o];
         }
-        float p = expf(scale * dot - ls[rr]);
-        dsv = p * (dp - ds_[rr]);
+        ks[jj][d] = kx;
+        vs[jj][d] = vx;
       }
-      dss[w][lane] = dsv;
-      __syncwarp();
+      __syncthreads();
 #pragma unroll
-      for (int t = 0; t < ATT_DPL; t++) {
-        int d = lane + 32 * t;
-        if (d < D) {
-          float a = acc[rr][t];
-          for (int jj = 0; jj < ATT_BK; jj++) a += dss[w][jj] * ks[jj][d];
-          acc[rr][t] = a;
+      for (int rr = 0; rr < ATT_BRPW; rr++) {
+        int r = w + ATT_WARPS * rr;
+        int i = i0 + r / gb, g = g0 + r % gb;
+        if (r >= rows || i >= Tq || g >= G || ls[rr] == -INFINITY || att_kstart(meta, kso, b, Tq, i) != kst ||
+            j0 > qpos + i)
+          continue;  // warp-uniform: not this pass's row, or it sees no key of this tile
+        int j = j0 + lane;
+        float dsv = 0.f;
+        if (j < kend && j <= qpos + i) {
+          float dot = 0.f, dp = 0.f;
+          for (int d = 0; d < D; d++) {
+            dot += qs[r][d] * ks[lane][d];
+            dp += dos[r][d] * vs[lane][d];
+          }
+          float p = expf(scale * dot - ls[rr]);
+          dsv = p * (dp - ds_[rr]);
         }
+        dss[w][lane] = dsv;
+        __syncwarp();
+#pragma unroll
+        for (int t = 0; t < ATT_DPL; t++) {
+          int d = lane + 32 * t;
+          if (d < D) {
+            float a = acc[rr][t];
+            for (int jj = 0; jj < ATT_BK; jj++) a += dss[w][jj] * ks[jj][d];
+            acc[rr][t] = a;
+          }
+        }
+        __syncwarp();
       }
-      __syncwarp();
     }
   }
 
@@ -231,7 +280,10 @@ extern "C" __global__ void __launch_bounds__(128) attn_bwd_dq(float* dq, float* 
 // [j0, j0+16) of kv head hk in slot s and loops over every (batch row b with
 // slot[b] == s, head of the group, query tile) that sees them, so GQA heads
 // and batch rows sharing a slot are summed without atomics. Every element of
-// dk and dv is written (0 where no query reads the key).
+// dk and dv is written (0 where no query reads the key). Each key sums its
+// queries in order whatever the tiling (a masked query adds an exact 0), so
+// a packed sequence's dk, dv are those of the sequence alone; query tiles
+// whose rows all start past the block's keys (later sequences) are skipped.
 //
 //	dv_j = Σ P*dout;  dk_j = scale*Σ dS*q
 extern "C" __global__ void __launch_bounds__(128) attn_bwd_dkdv(float* dk, float* dv, const float* dout, const float* q,
@@ -266,6 +318,11 @@ extern "C" __global__ void __launch_bounds__(128) attn_bwd_dkdv(float* dk, float
     for (int g = 0; g < G; g++) {
       const int h = hk * G + g;
       for (int ib = ist; ib < Tq; ib += ATT_QT) {
+        if (kso >= 0) {  // packed: skip a query tile whose keys all start past this block's (block-uniform)
+          int kmin = ATT_NONE;
+          for (int i = ib; i < min(ib + ATT_QT, Tq); i++) kmin = min(kmin, meta[kso + b * Tq + i]);
+          if (kmin >= j0 + ATT_KT) continue;
+        }
         __syncthreads();  // previous tile consumed (and ks/vs loaded, first time)
         for (int e = tid; e < ATT_QT * D; e += blockDim.x) {
           int r = e / D, d = e % D, i = ib + r;

@@ -2,6 +2,8 @@
 // forward, attn_tc_bwd.cu backward): tile sizes, the swizzled shared-memory
 // layout, the row packing and the chunk merge.
 #pragma once
+#include <climits>
+
 #include "tc.cuh"
 
 #define ATC_BM 64    // rows per block (4 warps × 16)
@@ -43,3 +45,31 @@ __device__ __forceinline__ long long attc_row(int r, int b, int i0, int g0, int 
   return ((long long)b * Tq + i) * Hq + hk * G + g;
 }
 
+
+// attc_fill_passes writes, for the block's query positions ii < bq, the
+// row's first key (kstart, or 0) and its key end min(klen, qpos+i+1);
+// INT_MAX past Tq. The caller syncs before attc_next_pass reads them.
+__device__ __forceinline__ void attc_fill_passes(int* ks_s, int* hi_s, int b, int i0, int bq, int Tq, int qpos,
+                                                 int klen, const int* kstart) {
+  for (int ii = threadIdx.x; ii < bq; ii += blockDim.x) {
+    int i = i0 + ii;
+    ks_s[ii] = i < Tq ? (kstart ? kstart[b * Tq + i] : 0) : INT_MAX;
+    hi_s[ii] = i < Tq ? min(klen, qpos + i + 1) : 0;
+  }
+}
+
+// attc_next_pass returns the smallest first key above prev among the n
+// positions (INT_MAX when none is left) and, in *kend, the largest key end
+// of the positions that start there: a pass over [that key, *kend).
+// Every thread computes the same values from shared memory.
+__device__ __forceinline__ int attc_next_pass(const int* ks_s, const int* hi_s, int n, int prev, int* kend) {
+  int ks = INT_MAX, e = 0;
+  for (int ii = 0; ii < n; ii++) {
+    int x = ks_s[ii];
+    if (x <= prev || x > ks) continue;
+    if (x < ks) ks = x, e = 0;
+    e = max(e, hi_s[ii]);
+  }
+  *kend = e;
+  return ks;
+}

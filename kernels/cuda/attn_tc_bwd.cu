@@ -32,7 +32,8 @@ __device__ __forceinline__ void attn_tc_bwd_dq_impl(float* dq, float* dsum, cons
   const int b = blockIdx.z, hk = blockIdx.y / ngb, g0 = (blockIdx.y % ngb) * gb, i0 = blockIdx.x * bq;
   const int slot = meta[b], qpos = meta[B + b], klen = meta[2 * B + b];
   const int tid = threadIdx.x, lane = tid & 31, w = tid >> 5, lg = lane >> 2, lt = lane & 3;
-  const int kend = max(0, min(klen, qpos + min(i0 + bq, Tq)));
+  __shared__ int ks_s[ATC_BM], hi_s[ATC_BM];  // passes over the rows' first keys, as in the forward
+  attc_fill_passes(ks_s, hi_s, b, i0, bq, Tq, qpos, klen, kstart);
 
   // Q → stage 0, dO → stage 1, then both into registers
   bf16_t* qs = &sm[0][0][0];
@@ -75,65 +76,73 @@ __device__ __forceinline__ void attn_tc_bwd_dq_impl(float* dq, float* dsum, cons
   for (int nd = 0; nd < ND; nd++)
     for (int e = 0; e < 4; e++) acc[nd][e] = 0.f;
 
+  // one pass per distinct first key of the block's rows, tiles at fixed
+  // positions from it (the forward's order; rows outside the pass get p = 0)
   const long long kvrow = (long long)slot * Tmax;
-  auto load_tile = [&](int st, int j0) {
-    for (int e = tid; e < ATC_BK * CH; e += ATC_THREADS) {
-      int jj = e / CH, c = e % CH, j = j0 + jj;
-      bool ok = j < kend;
-      long long off = ok ? ((kvrow + j) * Hkv + hk) * D + 8 * c : 0;
-      cp_async16(&sm[st][0][attc_swz<D>(jj, 8 * c)], k + off, ok);
-      cp_async16(&sm[st][1][attc_swz<D>(jj, 8 * c)], v + off, ok);
-    }
-    cp_async_commit();
-  };
-  if (kend > 0) load_tile(0, 0);
-  int st = 0;
-  for (int j0 = 0; j0 < kend; j0 += ATC_BK, st ^= 1) {
-    if (j0 + ATC_BK < kend) {
-      load_tile(st ^ 1, j0 + ATC_BK);
-      cp_async_wait<1>();
-    } else {
-      cp_async_wait<0>();
-    }
-    __syncthreads();
-    const bf16_t* ks = &sm[st][0][0];
-    const bf16_t* vs = &sm[st][1][0];
-    float s[NT][4], dp[NT][4];
-#pragma unroll
-    for (int nt = 0; nt < NT; nt++)
-      for (int e = 0; e < 4; e++) s[nt][e] = dp[nt][e] = 0.f;
-#pragma unroll
-    for (int kk = 0; kk < KS; kk++)
-#pragma unroll
-      for (int nt = 0; nt < NT; nt++) {
-        int off = attc_swz<D>(8 * nt + (lane & 7), 16 * kk + 8 * ((lane >> 3) & 1));
-        unsigned bk[2], bv[2];
-        ldmatrix_x2(bk, &ks[off]);
-        ldmatrix_x2(bv, &vs[off]);
-        mma_bf16(s[nt], qf[kk], bk, s[nt]);
-        mma_bf16(dp[nt], df[kk], bv, dp[nt]);
+  for (int ks = -1;;) {
+    int kend;
+    ks = attc_next_pass(ks_s, hi_s, bq, ks, &kend);  // block-uniform
+    if (ks == INT_MAX) break;
+    const bool in[2] = {qrow[0] >= 0 && lo[0] == ks, qrow[1] >= 0 && lo[1] == ks};
+    auto load_tile = [&](int st, int j0) {
+      for (int e = tid; e < ATC_BK * CH; e += ATC_THREADS) {
+        int jj = e / CH, c = e % CH, j = j0 + jj;
+        bool ok = j < kend;
+        long long off = ok ? ((kvrow + j) * Hkv + hk) * D + 8 * c : 0;
+        cp_async16(&sm[st][0][attc_swz<D>(jj, 8 * c)], k + off, ok);
+        cp_async16(&sm[st][1][attc_swz<D>(jj, 8 * c)], v + off, ok);
       }
-#pragma unroll
-    for (int nt = 0; nt < NT; nt++)
-      for (int e = 0; e < 4; e++) {
-        int h = e >> 1, j = j0 + 8 * nt + 2 * lt + (e & 1);
-        bool vis = j >= lo[h] && j < hi[h] && L[h] != -INFINITY;
-        float p = vis ? expf(__fmul_rn(s[nt][e], scale) - L[h]) : 0.f;
-        s[nt][e] = p * (dp[nt][e] - Dsum[h]);  // dS
+      cp_async_commit();
+    };
+    if (ks < kend) load_tile(0, ks);
+    int st = 0;
+    for (int j0 = ks; j0 < kend; j0 += ATC_BK, st ^= 1) {
+      if (j0 + ATC_BK < kend) {
+        load_tile(st ^ 1, j0 + ATC_BK);
+        cp_async_wait<1>();
+      } else {
+        cp_async_wait<0>();
       }
+      __syncthreads();
+      const bf16_t* kt = &sm[st][0][0];
+      const bf16_t* vs = &sm[st][1][0];
+      float s[NT][4], dp[NT][4];
 #pragma unroll
-    for (int kk = 0; kk < ATC_BK / 16; kk++) {
-      unsigned a[4] = {pack_bf16x2(s[2 * kk][0], s[2 * kk][1]), pack_bf16x2(s[2 * kk][2], s[2 * kk][3]),
-                       pack_bf16x2(s[2 * kk + 1][0], s[2 * kk + 1][1]),
-                       pack_bf16x2(s[2 * kk + 1][2], s[2 * kk + 1][3])};
+      for (int nt = 0; nt < NT; nt++)
+        for (int e = 0; e < 4; e++) s[nt][e] = dp[nt][e] = 0.f;
 #pragma unroll
-      for (int nd = 0; nd < ND; nd++) {
-        unsigned bf[2];
-        ldmatrix_x2_trans(bf, &ks[attc_swz<D>(16 * kk + (lane & 15), 8 * nd)]);
-        mma_bf16(acc[nd], a, bf, acc[nd]);
+      for (int kk = 0; kk < KS; kk++)
+#pragma unroll
+        for (int nt = 0; nt < NT; nt++) {
+          int off = attc_swz<D>(8 * nt + (lane & 7), 16 * kk + 8 * ((lane >> 3) & 1));
+          unsigned bk[2], bv[2];
+          ldmatrix_x2(bk, &kt[off]);
+          ldmatrix_x2(bv, &vs[off]);
+          mma_bf16(s[nt], qf[kk], bk, s[nt]);
+          mma_bf16(dp[nt], df[kk], bv, dp[nt]);
+        }
+#pragma unroll
+      for (int nt = 0; nt < NT; nt++)
+        for (int e = 0; e < 4; e++) {
+          int h = e >> 1, j = j0 + 8 * nt + 2 * lt + (e & 1);
+          bool vis = in[h] && j < hi[h] && L[h] != -INFINITY;
+          float p = vis ? expf(__fmul_rn(s[nt][e], scale) - L[h]) : 0.f;
+          s[nt][e] = p * (dp[nt][e] - Dsum[h]);  // dS
+        }
+#pragma unroll
+      for (int kk = 0; kk < ATC_BK / 16; kk++) {
+        unsigned a[4] = {pack_bf16x2(s[2 * kk][0], s[2 * kk][1]), pack_bf16x2(s[2 * kk][2], s[2 * kk][3]),
+                         pack_bf16x2(s[2 * kk + 1][0], s[2 * kk + 1][1]),
+                         pack_bf16x2(s[2 * kk + 1][2], s[2 * kk + 1][3])};
+#pragma unroll
+        for (int nd = 0; nd < ND; nd++) {
+          unsigned bf[2];
+          ldmatrix_x2_trans(bf, &kt[attc_swz<D>(16 * kk + (lane & 15), 8 * nd)]);
+          mma_bf16(acc[nd], a, bf, acc[nd]);
+        }
       }
+      __syncthreads();
     }
-    __syncthreads();
   }
 #pragma unroll
   for (int h = 0; h < 2; h++) {

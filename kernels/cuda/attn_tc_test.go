@@ -11,11 +11,13 @@ import (
 // testAttentionTC runs the tensor-core attention (attn_tc.cu) on the
 // emulator through the bf16 backend (TestEmulatedKernels, threads
 // shuffled): kerneltest.AttentionBF16's shapes (the 7B shape, odd T, one
-// head, GQA 1/2/7, D 16-128, decoding, prefill) against the references,
-// with keys in one pass per block and split across blocks (flash-decoding)
-// giving the same bits, and decoding from a bf16 cache bit-identical to
-// training. Then KVWrite into a bf16 cache rounds each row to bf16 and
-// writes nothing else.
+// head, GQA 1/2/7, D 16-128, decoding, prefill, packed rows, paged
+// caches, the 7B decode shape) against the references, with keys in one
+// pass per block and split across blocks (flash-decoding) giving the same
+// bits, and decoding from a bf16 slot or shuffled bf16 pages, and packed
+// training, bit-identical to training the sequence alone. The paged
+// caches are read in place (no kv_gather launch). Then KVWrite into a
+// bf16 cache rounds each row to bf16 and writes nothing else.
 func testAttentionTC(t *testing.T, be *Backend) {
 	defer func() { attnSplitMode = 0 }()
 	kerneltest.AttentionBF16(t, be, map[string]func(){
@@ -27,6 +29,11 @@ func testAttentionTC(t *testing.T, be *Backend) {
 		"attn_tc_bwd_dq16", "attn_tc_bwd_dq64", "attn_tc_bwd_dq128", "attn_tc_bwd_dkdv32", "attn_tc_bwd_dkdv64"} {
 		if be.dev.(*emuDevice).counts[k] == 0 {
 			t.Errorf("kernel %s was not launched", k)
+		}
+	}
+	for _, k := range []string{"kv_gather", "kv_gather_bf16", "attn_fwd", "attn_bwd_dq", "attn_bwd_dkdv"} {
+		if n := be.dev.(*emuDevice).counts[k]; n != 0 {
+			t.Errorf("kernel %s was launched %d times: every case has a tensor-core head dim", k, n)
 		}
 	}
 

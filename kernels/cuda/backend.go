@@ -17,12 +17,9 @@ type Options struct {
 	// autocast does). Off, B is widened into float32 scratch and the GEMM is
 	// float32 throughout, which matches the CPU backend to float32 rounding.
 	// Training a 7B model wants it on (see the package comment).
-	// TCAttention runs attention on the tensor-core kernels (attn_tc*.cu)
-	// in the bf16 modes. Off by default: those kernels are not yet wired for
-	// packed rows (KStart) or the paged decode cache (Pages), and training
-	// and decoding must go through the same kernels for ρ − 1 to be 0. The
-	// emulator's conformance tests turn it on.
-	TCAttention     bool
+	// With it, attention at head dims 16, 32, 64 and 128 runs on the
+	// tensor-core kernels (attn_tc*.cu: training, packed rows, the paged
+	// decode cache read in place) and decoders keep a bf16 KV cache.
 	BF16TensorCores bool
 	// BF16Activations makes training graphs keep the activations their
 	// backward pass reads in bf16 between the passes

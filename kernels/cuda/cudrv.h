@@ -1,11 +1,12 @@
-// cudrv.h: the CUDA driver and cuBLAS entry points the GPU device uses,
-// declared here rather than taken from cuda.h, and resolved at run time
+// cudrv.h: the CUDA driver, cuBLAS and cuBLASLt entry points the GPU
+// device uses, declared here rather than taken from cuda.h, and resolved at
+// run time
 // (driver_cuda.go): the binary links neither libcuda nor libcublas, so one
 // build starts on CUDA 11.x, 12.x and 13.x drivers with whichever cuBLAS
 // the machine has.
 //
 // Each typedef is the ABI of the entry point as CUDA 11.8's cuda.h /
-// cublas_api.h declare it (the `_v2` variant where the header maps the
+// cublas_api.h / cublasLt.h declare it (the `_v2` variant where the header maps the
 // name to one); cuGetProcAddress is asked for exactly that ABI version
 // (ARGRL_CUDA_ABI). abicheck/abicheck.c checks every typedef against the
 // toolkit headers (make cuda-check).
@@ -13,6 +14,7 @@
 #define ARGRL_CUDRV_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #define ARGRL_CUDA_ABI 11080  // CUDA 11.8
 
@@ -87,9 +89,68 @@ typedef unsigned argrl_cublasStatus;
      void* C, unsigned ct, int ldc, long long sc, int batch, unsigned compute, int algo),                 \
     cublasGemmStridedBatchedEx)
 
+// cuBLASLt (GEMMs with epilogues). Its descriptors are pointers to the
+// headers' semi-opaque structs; here they are void* (one pointer: the same
+// ABI), and the algorithm and heuristic result are declared with the
+// headers' layout. abicheck.c defines ARGRL_LT_HEADER_TYPES and the
+// argrl_ names as the headers' own types, so the entry points below are
+// checked against cublasLt.h exactly, and compares the layouts.
+typedef struct cublasLtContext* argrl_cublasLtHandle_t;
+typedef struct {
+  uint64_t data[8];
+} argrl_LtAlgo;
+typedef struct {
+  argrl_LtAlgo algo;
+  size_t workspaceSize;
+  unsigned state;
+  float wavesCount;
+  int reserved[4];
+} argrl_LtHeuristic;
+#ifndef ARGRL_LT_HEADER_TYPES
+typedef void* argrl_cublasLtMatmulDesc_t;
+typedef void* argrl_cublasLtMatrixLayout_t;
+typedef void* argrl_cublasLtMatmulPreference_t;
+typedef argrl_LtAlgo argrl_cublasLtMatmulAlgo_t;
+typedef argrl_LtHeuristic argrl_cublasLtMatmulHeuristicResult_t;
+#endif
+
+#define ARGRL_CUBLASLT_ENTRIES(X)                                                                        \
+  X(cublasLtCreate, argrl_cublasStatus, (argrl_cublasLtHandle_t * h), cublasLtCreate)                    \
+  X(cublasLtDestroy, argrl_cublasStatus, (argrl_cublasLtHandle_t h), cublasLtDestroy)                    \
+  X(cublasLtMatmulDescCreate, argrl_cublasStatus,                                                        \
+    (argrl_cublasLtMatmulDesc_t * d, unsigned compute, unsigned scale), cublasLtMatmulDescCreate)         \
+  X(cublasLtMatmulDescDestroy, argrl_cublasStatus, (argrl_cublasLtMatmulDesc_t d), cublasLtMatmulDescDestroy) \
+  X(cublasLtMatmulDescSetAttribute, argrl_cublasStatus,                                                  \
+    (argrl_cublasLtMatmulDesc_t d, unsigned attr, const void* buf, size_t n), cublasLtMatmulDescSetAttribute) \
+  X(cublasLtMatrixLayoutCreate, argrl_cublasStatus,                                                      \
+    (argrl_cublasLtMatrixLayout_t * l, unsigned type, uint64_t rows, uint64_t cols, int64_t ld),          \
+    cublasLtMatrixLayoutCreate)                                                                          \
+  X(cublasLtMatrixLayoutDestroy, argrl_cublasStatus, (argrl_cublasLtMatrixLayout_t l), cublasLtMatrixLayoutDestroy) \
+  X(cublasLtMatrixLayoutSetAttribute, argrl_cublasStatus,                                                \
+    (argrl_cublasLtMatrixLayout_t l, unsigned attr, const void* buf, size_t n), cublasLtMatrixLayoutSetAttribute) \
+  X(cublasLtMatmulPreferenceCreate, argrl_cublasStatus, (argrl_cublasLtMatmulPreference_t * p),           \
+    cublasLtMatmulPreferenceCreate)                                                                      \
+  X(cublasLtMatmulPreferenceDestroy, argrl_cublasStatus, (argrl_cublasLtMatmulPreference_t p),            \
+    cublasLtMatmulPreferenceDestroy)                                                                     \
+  X(cublasLtMatmulPreferenceSetAttribute, argrl_cublasStatus,                                            \
+    (argrl_cublasLtMatmulPreference_t p, unsigned attr, const void* buf, size_t n),                      \
+    cublasLtMatmulPreferenceSetAttribute)                                                                \
+  X(cublasLtMatmulAlgoGetHeuristic, argrl_cublasStatus,                                                  \
+    (argrl_cublasLtHandle_t h, argrl_cublasLtMatmulDesc_t op, argrl_cublasLtMatrixLayout_t a,             \
+     argrl_cublasLtMatrixLayout_t b, argrl_cublasLtMatrixLayout_t c, argrl_cublasLtMatrixLayout_t d,       \
+     argrl_cublasLtMatmulPreference_t pref, int want, argrl_cublasLtMatmulHeuristicResult_t* res, int* got), \
+    cublasLtMatmulAlgoGetHeuristic)                                                                      \
+  X(cublasLtMatmul, argrl_cublasStatus,                                                                  \
+    (argrl_cublasLtHandle_t h, argrl_cublasLtMatmulDesc_t op, const void* alpha, const void* A,           \
+     argrl_cublasLtMatrixLayout_t a, const void* B, argrl_cublasLtMatrixLayout_t b, const void* beta,      \
+     const void* C, argrl_cublasLtMatrixLayout_t c, void* D, argrl_cublasLtMatrixLayout_t d,               \
+     const argrl_cublasLtMatmulAlgo_t* algo, void* ws, size_t wsbytes, argrl_CUstream s),                  \
+    cublasLtMatmul)
+
 #define ARGRL_TYPEDEF(name, ret, params, sym) typedef ret(*argrl_pfn_##name) params;
 ARGRL_DRIVER_ENTRIES(ARGRL_TYPEDEF)
 ARGRL_CUBLAS_ENTRIES(ARGRL_TYPEDEF)
+ARGRL_CUBLASLT_ENTRIES(ARGRL_TYPEDEF)
 #undef ARGRL_TYPEDEF
 
 // Enumerators the device passes (values from the 11.8 headers, unchanged
@@ -105,12 +166,22 @@ ARGRL_CUBLAS_ENTRIES(ARGRL_TYPEDEF)
 #define ARGRL_CUDA_R_16BF 14
 #define ARGRL_CUBLAS_COMPUTE_32F 68
 #define ARGRL_CUBLAS_GEMM_DEFAULT (-1)
+#define ARGRL_CUBLAS_STATUS_NOT_SUPPORTED 15
+#define ARGRL_CUBLASLT_MATMUL_DESC_TRANSA 3
+#define ARGRL_CUBLASLT_MATMUL_DESC_TRANSB 4
+#define ARGRL_CUBLASLT_MATMUL_DESC_EPILOGUE 7
+#define ARGRL_CUBLASLT_MATMUL_DESC_BIAS_POINTER 8
+#define ARGRL_CUBLASLT_EPILOGUE_BIAS 4
+#define ARGRL_CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT 5
+#define ARGRL_CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET 6
+#define ARGRL_CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES 1
 
 // The calls the GPU device makes, defined in driver_cuda.go's preamble
 // over the resolved entry points (cgo cannot call a function pointer).
 int argrl_load_driver(const char* path, int use_gpa, int* version, char* err, size_t errlen);
 int argrl_load_cublas(const char* path, char* err, size_t errlen);
-int argrl_preload(const char* path, char* err, size_t errlen);
+int argrl_load_cublaslt(const char* path, char* err, size_t errlen);
+int argrl_has_cublaslt(void);
 const char* argrl_report_text(void);
 int argrl_entry_count(void);
 argrl_CUresult drv_init(void);
@@ -143,6 +214,9 @@ argrl_CUresult drv_memset16(argrl_CUdeviceptr d, unsigned short v, size_t n, arg
 argrl_cublasStatus blas_create(argrl_cublasHandle_t* h, argrl_CUstream s);
 argrl_cublasStatus blas_destroy(argrl_cublasHandle_t h);
 int blas_version(argrl_cublasHandle_t h);
+argrl_cublasStatus blaslt_create(argrl_cublasLtHandle_t* h);
+argrl_cublasStatus blaslt_destroy(argrl_cublasLtHandle_t h);
+argrl_cublasStatus blaslt_gemm(argrl_cublasLtHandle_t h, int ta, int tb, int m, int n, int k, float alpha, argrl_CUdeviceptr A, int at, long long lda, long long sa, argrl_CUdeviceptr B, int bt, long long ldb, long long sb, float beta, argrl_CUdeviceptr C, int ct, long long ldc, long long sc, int batch, argrl_CUdeviceptr bias, argrl_CUdeviceptr ws, size_t wsbytes, argrl_CUstream s);
 argrl_cublasStatus blas_gemm(argrl_cublasHandle_t h, int ta, int tb, int m, int n, int k, float alpha, argrl_CUdeviceptr A, int at, int lda, long long sa, argrl_CUdeviceptr B, int bt, int ldb, long long sb, float beta, argrl_CUdeviceptr C, int ct, int ldc, long long sc, int batch);
 
 #endif

@@ -46,7 +46,11 @@ func btoi(b bool) int {
 // gemmCall is one cublasGemmStridedBatchedEx call in cuBLAS's column-major
 // convention: C_b = Alpha·op(A_b)·op(B_b) + Beta·C_b for b < Batch, with
 // op(A) M×K, op(B) K×N, C M×N, float32 compute. Beta == 0 does not read C.
+// Through gemmLt (cublasLtMatmul) Bias, if set, is an f32 [M] added to
+// every column of C_b after the product (CUBLASLT_EPILOGUE_BIAS; in the
+// row-major terms of MatMul, a bias per output column added to every row).
 type gemmCall struct {
+	Bias                      devPtr
 	TransA, TransB            bool
 	M, N, K, Batch            int
 	Alpha, Beta               float32
@@ -83,6 +87,10 @@ type device interface {
 	memset16(dst devPtr, v uint16, n int64) error
 	launch(kernel string, grid, block dim3, args []arg) error
 	gemm(g *gemmCall) error
+	// gemmLt is the same product through cuBLASLt (cublasLtMatmul: a
+	// matmul descriptor, matrix layouts, a heuristic-chosen algorithm and
+	// a workspace), with g.Bias applied in its epilogue.
+	gemmLt(g *gemmCall) error
 	sync() error
 	// memInfo reports free and total device memory in bytes.
 	memInfo() (free, total int64, err error)
@@ -137,6 +145,7 @@ func (closedDevice) launch(string, dim3, dim3, []arg) error {
 	return errClosed
 }
 func (closedDevice) gemm(*gemmCall) error           { return errClosed }
+func (closedDevice) gemmLt(*gemmCall) error         { return errClosed }
 func (closedDevice) sync() error                    { return errClosed }
 func (closedDevice) memInfo() (int64, int64, error) { return 0, 0, errClosed }
 func (closedDevice) close() error                   { return nil }

@@ -40,8 +40,14 @@ type cuDevice struct {
 	sigs   map[string]string
 	limits map[string]int // the driver's MAX_THREADS_PER_BLOCK per kernel
 	blas   C.argrl_cublasHandle_t
+	lt     C.argrl_cublasLtHandle_t // nil: no cuBLASLt (gemmLt falls back)
+	ws     C.argrl_CUdeviceptr      // cuBLASLt's workspace, ltWorkspace bytes
 	label  string
 }
+
+// ltWorkspace is the workspace cuBLASLt's algorithms may use (32 MiB, what
+// NVIDIA recommends for Hopper; 4 MiB would do on Ampere).
+const ltWorkspace = 32 << 20
 
 var _ device = (*cuDevice)(nil)
 
@@ -106,10 +112,21 @@ func newCUDADevice(ordinal int) (*cuDevice, error) {
 		d.blas = nil
 		return nil, fmt.Errorf("cuda: cuBLAS (%s) init: status %d", libPath(cudalib.CuBLAS), int(st))
 	}
+	lt := "no cuBLASLt: bias epilogues run as a separate kernel"
+	if C.argrl_has_cublaslt() != 0 {
+		if st := C.blaslt_create(&d.lt); st != 0 {
+			d.lt = nil
+			return nil, fmt.Errorf("cuda: cuBLASLt (%s) init: status %d", libPath(cudalib.CuBLASLt), int(st))
+		}
+		if err := cuErr("cuMemAlloc", C.drv_alloc(&d.ws, ltWorkspace)); err != nil {
+			return nil, fmt.Errorf("cuda: cuBLASLt workspace of %d MiB: %w", ltWorkspace>>20, err)
+		}
+		lt = "cuBLASLt"
+	}
 	var name [256]C.char
 	_ = C.drv_device_name(&name[0], C.int(len(name)), d.dev)
-	d.label = fmt.Sprintf("%s (sm_%d%d, PTX sm_%d; CUDA driver %s, cuBLAS %d)", strings.TrimSpace(C.GoString(&name[0])),
-		major, minor, arch, cudaVersion(driverVer), int(C.blas_version(d.blas)))
+	d.label = fmt.Sprintf("%s (sm_%d%d, PTX sm_%d; CUDA driver %s, cuBLAS %d, %s)", strings.TrimSpace(C.GoString(&name[0])),
+		major, minor, arch, cudaVersion(driverVer), int(C.blas_version(d.blas)), lt)
 	ok = true
 	return d, nil
 }
@@ -242,6 +259,38 @@ func (d *cuDevice) gemm(g *gemmCall) error {
 	return nil
 }
 
+// gemmLt runs g through cublasLtMatmul with the bias epilogue. Without
+// cuBLASLt it is gemm followed by the add_bias kernel on each batch item
+// (C is dense there: LdC = M).
+func (d *cuDevice) gemmLt(g *gemmCall) error {
+	if d.lt == nil {
+		if err := d.gemm(g); err != nil || g.Bias == 0 {
+			return err
+		}
+		if g.LdC != int64(g.M) || g.TypeC != tF32 {
+			return fmt.Errorf("gemmLt without cuBLASLt: bias needs a dense f32 C (ldc %d, m %d)", g.LdC, g.M)
+		}
+		for b := range g.Batch {
+			c := g.C + devPtr(int64(b)*g.StrideC*4)
+			n := int64(g.M) * int64(g.N)
+			if err := d.launch("add_bias", grid1(n), block1, []arg{pArg(c), pArg(c), pArg(g.Bias), iArg(g.N), iArg(g.M)}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	defer d.enter()()
+	st := C.blaslt_gemm(d.lt, C.int(btoi(g.TransA)), C.int(btoi(g.TransB)), C.int(g.M), C.int(g.N), C.int(g.K),
+		C.float(g.Alpha), C.argrl_CUdeviceptr(g.A), C.int(g.TypeA), C.longlong(g.LdA), C.longlong(g.StrideA),
+		C.argrl_CUdeviceptr(g.B), C.int(g.TypeB), C.longlong(g.LdB), C.longlong(g.StrideB), C.float(g.Beta),
+		C.argrl_CUdeviceptr(g.C), C.int(g.TypeC), C.longlong(g.LdC), C.longlong(g.StrideC), C.int(g.Batch),
+		C.argrl_CUdeviceptr(g.Bias), d.ws, ltWorkspace, d.stream)
+	if st != 0 {
+		return fmt.Errorf("cublasLtMatmul (m %d n %d k %d batch %d, bias %v): status %d", g.M, g.N, g.K, g.Batch, g.Bias != 0, int(st))
+	}
+	return nil
+}
+
 func (d *cuDevice) sync() error {
 	defer d.enter()()
 	return cuErr("cuStreamSynchronize", C.drv_sync(d.stream))
@@ -264,6 +313,14 @@ func (d *cuDevice) close() error {
 	if d.blas != nil {
 		C.blas_destroy(d.blas)
 		d.blas = nil
+	}
+	if d.lt != nil {
+		C.blaslt_destroy(d.lt)
+		d.lt = nil
+	}
+	if d.ws != 0 {
+		_ = C.drv_free(d.ws)
+		d.ws = 0
 	}
 	for _, m := range d.mods {
 		_ = C.drv_unload(m)

@@ -100,19 +100,34 @@
 // re-reads every weight as f32 on every decode step). With
 // Options.BF16Activations ("cuda-bf16") training graphs also keep the
 // activations backward reads in bf16 between the passes (the memory plan
-// below). LoRA parameters, gradients and AdamW state are f32. The pool's
-// statistics (MemStats: peak, requests, reuse, device allocations) are
-// printed when a run closes the backend.
+// below). LoRA parameters, gradients and AdamW state are f32; in the
+// tensor-core modes the backend reports BF16Products, the model computes in
+// bf16, and the LoRA A/B products and their backward round both operands
+// to bf16 (scratch) and run on the tensor cores too. A MatMul with a bias
+// (MatMulParams.Bias) goes through cuBLASLt (device.gemmLt: cublasLtMatmul
+// with CUBLASLT_EPILOGUE_BIAS, a heuristic-chosen algorithm and a 32 MiB
+// workspace; the emulator's GEMM_LT stand-in adds the bias the same way).
+// Models on this backend fuse each layer's q/k/v and gate/up projections
+// into one GEMM each over weights concatenated at upload
+// (kernels.FusedProjections; Qwen2's q/k/v biases in the epilogue in the
+// tensor-core modes): docs/gpu.md, "GEMMs". The pool's statistics
+// (MemStats: peak, requests, reuse, device allocations) are printed when a
+// run closes the backend.
 //
-// In the tensor-core modes attention runs on attn_tc.cu/attn_tc_bwd.cu
-// (head dims 16, 32, 64, 128; others use the f32 kernels below):
-// FlashAttention-2 style on mma.sync with bf16 q, k, v and P, f32
-// accumulation and softmax, K/V tiles double-buffered by cp.async; keys in
-// fixed 256-key chunks merged in order, so decoding (split along the chunks
-// across blocks, flash-decoding, then attn_tc_combine) and training give
-// the same bits and ρ − 1 stays exactly 0 (TestRatioExactOnCUDAEmu); the
-// decoder's KV cache is bf16 there (kernels.BF16KVCache). LogProbs and its
-// backward read bf16 logits (the bf16 stash) in place.
+// In the tensor-core modes ("cuda-bf16tc", "cuda-bf16", "cuda-emu-bf16")
+// attention runs on attn_tc.cu/attn_tc_bwd.cu (head dims 16, 32, 64, 128;
+// others use the f32 kernels below): FlashAttention-2 style on mma.sync
+// with bf16 q, k, v and P, f32 accumulation and softmax, K/V tiles
+// double-buffered by cp.async. Training, packed rows (KStart) and the
+// decoder's paged cache (Pages, read in place: no gather) all go through
+// it. A row's keys are cut into 256-key chunks and 32-key tiles counted
+// from its first key (KStart, or 0; a block holding rows of several packed
+// sequences makes one pass per distinct first key), and chunks are merged
+// in order, so decoding (split along the chunks across blocks,
+// flash-decoding, then attn_tc_combine) and packed or unpacked training
+// give the same bits and ρ − 1 stays exactly 0 (TestRatioExactOnCUDAEmu);
+// the decoder's KV cache is bf16 there (kernels.BF16KVCache). LogProbs and
+// its backward read bf16 logits (the bf16 stash) in place.
 //
 // Kernels: RMSNorm (block per row, deterministic two-pass dw; an f32 or
 // a bf16 out), RoPE, the decode step's fused bias + RoPE + KV write

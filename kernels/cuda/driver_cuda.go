@@ -17,6 +17,7 @@ package cuda
 typedef struct {
 	ARGRL_DRIVER_ENTRIES(ARGRL_FIELD)
 	ARGRL_CUBLAS_ENTRIES(ARGRL_FIELD)
+	ARGRL_CUBLASLT_ENTRIES(ARGRL_FIELD)
 } argrl_api;
 #undef ARGRL_FIELD
 static argrl_api D;
@@ -101,20 +102,39 @@ int argrl_load_cublas(const char* path, char* err, size_t errlen) {
 	return 0;
 }
 
-// argrl_preload opens a library for the ones opened after it (cuBLASLt
-// before cuBLAS, whose NEEDED entry it then satisfies by its soname).
-int argrl_preload(const char* path, char* err, size_t errlen) {
-	if (!dlopen(path, RTLD_NOW | RTLD_GLOBAL)) {
+// argrl_load_cublaslt opens cuBLASLt for the libraries opened after it
+// (cuBLAS, whose NEEDED entry it then satisfies by its soname) and
+// resolves its entry points by name. A library without them is refused
+// (err), as one that does not open.
+int argrl_load_cublaslt(const char* path, char* err, size_t errlen) {
+	void* lib = dlopen(path, RTLD_NOW | RTLD_GLOBAL);
+	if (!lib) {
 		snprintf(err, errlen, "dlopen %s: %s", path, dlerror());
 		return 1;
 	}
+#define ARGRL_RESOLVE(name, ret, params, sym)                                      \
+	{                                                                              \
+		void* p = dlsym(lib, #sym);                                                \
+		if (!p) {                                                                  \
+			snprintf(err, errlen, "%s: no entry point %s", path, #sym);            \
+			return 1;                                                              \
+		}                                                                          \
+		D.name = (argrl_pfn_##name)p;                                              \
+		argrl_note(#name, p, "dlsym");                                             \
+	}
+	ARGRL_CUBLASLT_ENTRIES(ARGRL_RESOLVE)
+#undef ARGRL_RESOLVE
 	return 0;
 }
+int argrl_has_cublaslt(void) { return D.cublasLtMatmul != NULL; }
 
 const char* argrl_report_text(void) { return argrl_report; }
 
 #define ARGRL_COUNT(name, ret, params, sym) +1
-int argrl_entry_count(void) { return 0 ARGRL_DRIVER_ENTRIES(ARGRL_COUNT) ARGRL_CUBLAS_ENTRIES(ARGRL_COUNT); }
+int argrl_entry_count(void) {
+	return 0 ARGRL_DRIVER_ENTRIES(ARGRL_COUNT) ARGRL_CUBLAS_ENTRIES(ARGRL_COUNT) +
+	       (argrl_has_cublaslt() ? 0 ARGRL_CUBLASLT_ENTRIES(ARGRL_COUNT) : 0);
+}
 #undef ARGRL_COUNT
 
 // Calls through the table (cgo cannot call a C function pointer).
@@ -199,6 +219,65 @@ argrl_cublasStatus blas_gemm(argrl_cublasHandle_t h, int ta, int tb, int m, int 
 	return D.cublasGemmStridedBatchedEx(h, ta ? 1 : 0, tb ? 1 : 0, m, n, k, &alpha, (const void*)A, ty[at], lda, sa,
 	                                    (const void*)B, ty[bt], ldb, sb, &beta, (void*)C, ty[ct], ldc, sc, batch,
 	                                    ARGRL_CUBLAS_COMPUTE_32F, ARGRL_CUBLAS_GEMM_DEFAULT);
+}
+
+argrl_cublasStatus blaslt_create(argrl_cublasLtHandle_t* h) { return D.cublasLtCreate(h); }
+argrl_cublasStatus blaslt_destroy(argrl_cublasLtHandle_t h) { return D.cublasLtDestroy(h); }
+// blaslt_layout describes a rows×cols column-major matrix with leading
+// dimension ld, batch matrices stride elements apart.
+static argrl_cublasStatus blaslt_layout(argrl_cublasLtMatrixLayout_t* l, unsigned ty, int64_t rows, int64_t cols,
+                                        int64_t ld, int batch, long long stride) {
+	argrl_cublasStatus st = D.cublasLtMatrixLayoutCreate(l, ty, (uint64_t)rows, (uint64_t)cols, ld);
+	if (st || batch <= 1) return st;
+	int32_t n = batch;
+	int64_t s = stride;
+	st = D.cublasLtMatrixLayoutSetAttribute(*l, ARGRL_CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &n, sizeof n);
+	return st ? st : D.cublasLtMatrixLayoutSetAttribute(*l, ARGRL_CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &s, sizeof s);
+}
+// blaslt_gemm is blas_gemm through cublasLtMatmul: a matmul descriptor
+// (float32 compute and scale, the transposes, the bias epilogue when bias
+// is not 0: an f32 [m] added to every column), the matrix layouts, the
+// heuristic's first algorithm within the workspace, then the product on
+// stream s. Descriptors are made per call (a few microseconds of host
+// time).
+argrl_cublasStatus blaslt_gemm(argrl_cublasLtHandle_t h, int ta, int tb, int m, int n, int k, float alpha,
+                               argrl_CUdeviceptr A, int at, long long lda, long long sa, argrl_CUdeviceptr B, int bt,
+                               long long ldb, long long sb, float beta, argrl_CUdeviceptr C, int ct, long long ldc,
+                               long long sc, int batch, argrl_CUdeviceptr bias, argrl_CUdeviceptr ws, size_t wsbytes,
+                               argrl_CUstream s) {
+	unsigned ty[2] = {ARGRL_CUDA_R_32F, ARGRL_CUDA_R_16BF};
+	argrl_cublasLtMatmulDesc_t op = NULL;
+	argrl_cublasLtMatrixLayout_t la = NULL, lb = NULL, lc = NULL;
+	argrl_cublasLtMatmulPreference_t pref = NULL;
+	argrl_cublasLtMatmulHeuristicResult_t res;
+	int got = 0;
+	int32_t opA = ta ? 1 : 0, opB = tb ? 1 : 0;  // CUBLAS_OP_N, CUBLAS_OP_T
+	uint64_t wsmax = wsbytes;
+	argrl_cublasStatus st = D.cublasLtMatmulDescCreate(&op, ARGRL_CUBLAS_COMPUTE_32F, ARGRL_CUDA_R_32F);
+	if (!st) st = D.cublasLtMatmulDescSetAttribute(op, ARGRL_CUBLASLT_MATMUL_DESC_TRANSA, &opA, sizeof opA);
+	if (!st) st = D.cublasLtMatmulDescSetAttribute(op, ARGRL_CUBLASLT_MATMUL_DESC_TRANSB, &opB, sizeof opB);
+	if (!st && bias) {
+		uint32_t epi = ARGRL_CUBLASLT_EPILOGUE_BIAS;
+		const void* bp = (const void*)bias;
+		st = D.cublasLtMatmulDescSetAttribute(op, ARGRL_CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof epi);
+		if (!st) st = D.cublasLtMatmulDescSetAttribute(op, ARGRL_CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bp, sizeof bp);
+	}
+	if (!st) st = blaslt_layout(&la, ty[at], ta ? k : m, ta ? m : k, lda, batch, sa);
+	if (!st) st = blaslt_layout(&lb, ty[bt], tb ? n : k, tb ? k : n, ldb, batch, sb);
+	if (!st) st = blaslt_layout(&lc, ty[ct], m, n, ldc, batch, sc);
+	if (!st) st = D.cublasLtMatmulPreferenceCreate(&pref);
+	if (!st) st = D.cublasLtMatmulPreferenceSetAttribute(pref, ARGRL_CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &wsmax, sizeof wsmax);
+	if (!st) st = D.cublasLtMatmulAlgoGetHeuristic(h, op, la, lb, lc, lc, pref, 1, &res, &got);
+	if (!st && got < 1) st = ARGRL_CUBLAS_STATUS_NOT_SUPPORTED;
+	if (!st)
+		st = D.cublasLtMatmul(h, op, &alpha, (const void*)A, la, (const void*)B, lb, &beta, (const void*)C, lc, (void*)C,
+		                      lc, &res.algo, (void*)ws, wsbytes, s);
+	if (pref) D.cublasLtMatmulPreferenceDestroy(pref);
+	if (lc) D.cublasLtMatrixLayoutDestroy(lc);
+	if (lb) D.cublasLtMatrixLayoutDestroy(lb);
+	if (la) D.cublasLtMatrixLayoutDestroy(la);
+	if (op) D.cublasLtMatmulDescDestroy(op);
+	return st;
 }
 */
 import "C"
@@ -299,7 +378,7 @@ func openLibraries(env *cudalib.Env) error {
 		}
 		if lt != nil {
 			cl := C.CString(lt.Path)
-			rc := C.argrl_preload(cl, &errBuf[0], C.size_t(len(errBuf)))
+			rc := C.argrl_load_cublaslt(cl, &errBuf[0], C.size_t(len(errBuf)))
 			C.free(unsafe.Pointer(cl))
 			if rc != 0 {
 				tried = append(tried, msg())

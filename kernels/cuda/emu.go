@@ -223,6 +223,7 @@ const (
 	opGemm
 	opSigs
 	opQuit
+	opGemmLt
 )
 
 func startEmu(bin string, opt EmuOptions) (*emuDevice, error) {
@@ -413,8 +414,14 @@ func (d *emuDevice) launch(kernel string, grid, block dim3, args []arg) error {
 	return d.reply()
 }
 
-func (d *emuDevice) gemm(g *gemmCall) error {
-	d.u32(opGemm)
+func (d *emuDevice) gemm(g *gemmCall) error { return d.gemmOp(opGemm, g) }
+
+// gemmLt is the emulator's stand-in for cublasLtMatmul: the product of
+// gemm, then the bias epilogue.
+func (d *emuDevice) gemmLt(g *gemmCall) error { return d.gemmOp(opGemmLt, g) }
+
+func (d *emuDevice) gemmOp(op uint32, g *gemmCall) error {
+	d.u32(op)
 	for _, v := range []int{btoi(g.TransA), btoi(g.TransB), g.M, g.N, g.K, g.Batch} {
 		d.u32(uint32(v))
 	}
@@ -428,6 +435,9 @@ func (d *emuDevice) gemm(g *gemmCall) error {
 	d.u32(uint32(g.TypeC))
 	for _, v := range []int64{g.LdA, g.LdB, g.LdC, g.StrideA, g.StrideB, g.StrideC} {
 		d.u64(uint64(v))
+	}
+	if op == opGemmLt {
+		d.u64(uint64(g.Bias))
 	}
 	return d.reply()
 }

@@ -42,9 +42,6 @@ func newEmu(t *testing.T, opt EmuOptions) *Backend {
 //   - the tensor-core attention and the bf16 KV cache (attn_tc_test.go);
 //
 // and finally checks that every kernel in the .cu sources was launched.
-// tcOptions are cuda-bf16's with the tensor-core attention on (off in the
-// registered backends until it is wired for packed rows and paged caches).
-var tcOptions = Options{BF16TensorCores: true, BF16Activations: true, TCAttention: true}
 
 func TestEmulatedKernels(t *testing.T) {
 	counts := map[string]int{}
@@ -67,7 +64,7 @@ func TestEmulatedKernels(t *testing.T) {
 	run("conformance/shuffled-asan", EmuOptions{Order: 2, Seed: 11, ASan: true}, runAll)
 	// cuda-bf16: every op with bf16 activations; its GEMMs are bf16 tensor
 	// cores, checked at bf16 tolerance by testTensorCores instead of MatMul
-	run("conformance/bf16", EmuOptions{Options: tcOptions}, func(t *testing.T, be *Backend) {
+	run("conformance/bf16", EmuOptions{Options: bf16Options}, func(t *testing.T, be *Backend) {
 		kerneltest.RunAllExcept(t, be, "MatMul")
 		t.Run("tensorcores", func(t *testing.T) { testTensorCores(t, be) })
 	})
@@ -76,7 +73,7 @@ func TestEmulatedKernels(t *testing.T) {
 	}
 	run("tensorcores", EmuOptions{Options: Options{BF16TensorCores: true}}, testTensorCores)
 	run("paged-bf16", EmuOptions{Order: 2, Seed: 3}, testPagedBF16)
-	run("attention-tc", EmuOptions{Options: tcOptions, Order: 2, Seed: 4}, testAttentionTC)
+	run("attention-tc", EmuOptions{Options: bf16Options, Order: 2, Seed: 4}, testAttentionTC)
 	t.Run("coverage", func(t *testing.T) {
 		if !all {
 			t.Skip("coverage needs every subtest to run")
@@ -347,7 +344,31 @@ func testTensorCores(t *testing.T, be *Backend) {
 		want := append([]float64(nil), c...)
 		kernels.RefMatMul(want, round(a), round(b), p)
 		h.near(fmt.Sprintf("bf16 tensor-core MatMul %+v", p), h.down(cb), want, rtolReduce, atolReduce)
+		// An f32 B (a LoRA adapter) asking for bf16 products is rounded too;
+		// without BF16 the product stays float32.
+		pb := p
+		pb.BF16 = true
+		cb = h.f32(c)
+		be.MatMul(cb, h.f32(a), h.f32(b), pb)
+		h.near(fmt.Sprintf("bf16 tensor-core MatMul, f32 B %+v", pb), h.down(cb), want, rtolReduce, atolReduce)
+		cb = h.f32(c)
+		be.MatMul(cb, h.f32(a), h.f32(b), p)
+		exact := append([]float64(nil), c...)
+		kernels.RefMatMul(exact, a, b, p)
+		got := h.down(cb)
+		h.near(fmt.Sprintf("f32 MatMul in the tensor-core mode %+v", p), got, exact, rtolReduce, atolReduce)
+		if d := maxAbsDiff(got, want); d == 0 {
+			t.Errorf("f32 × f32 MatMul without BF16 %+v equals the bf16 product: operands rounded", p)
+		}
 	}
+}
+
+func maxAbsDiff(a, b []float64) float64 {
+	d := 0.0
+	for i := range a {
+		d = max(d, math.Abs(a[i]-b[i]))
+	}
+	return d
 }
 
 // TestEmulatorChecks shows the emulator catches kernel bugs instead of

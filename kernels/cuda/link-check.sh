@@ -2,9 +2,9 @@
 # link-check.sh [BIN] (make cuda-check): what the GPU build (bin/train-cuda)
 # needs from the machine it runs on.
 #
-#   1. cudrv.h, the driver and cuBLAS entry points the binary resolves at
+#   1. cudrv.h, the driver, cuBLAS and cuBLASLt entry points the binary resolves at
 #      run time, has exactly the types and symbols of the toolkit headers
-#      (abicheck/abicheck.c, compiled against cuda.h / cublas_v2.h 11.8);
+#      (abicheck/abicheck.c, compiled against cuda.h / cublas_v2.h / cublasLt.h 11.8);
 #   2. the binary links neither libcuda nor libcublas (objdump -p: NEEDED)
 #      and has no undefined CUDA or cuBLAS symbol (nm -D): nothing ties it to
 #      one toolkit's symbol names (CUDA 12 renamed several `_v2` entry points

@@ -12,7 +12,12 @@ import "github.com/argrl/argrl/kernels"
 //
 // A BF16 B operand is widened into float32 scratch (exact), or with
 // Options.BF16TensorCores A is rounded to bf16 instead and the GEMM runs on
-// bf16 tensor cores with float32 accumulation.
+// bf16 tensor cores with float32 accumulation. With BF16TensorCores a
+// MatMul that asks for bf16 products (p.BF16: the LoRA A and B products and
+// their backward when the model computes in bf16) rounds an F32 B to bf16
+// as well and runs on the tensor cores; the f32 master tensors are not
+// touched. Without p.BF16 an F32 × F32 product stays float32 (merging
+// adapters, the value head).
 func (be *Backend) MatMul(c, a, b kernels.Buffer, p kernels.MatMulParams) {
 	o := be.begin("MatMul")
 	defer o.end()
@@ -20,6 +25,9 @@ func (be *Backend) MatMul(c, a, b kernels.Buffer, p kernels.MatMulParams) {
 	cp := o.out("c", c, nC)
 	ab := o.buf("a", a, nA, kernels.ReadF32)
 	bb := o.buf("b", b, nB, kernels.Read)
+	if p.Bias != nil {
+		o.buf("bias", p.Bias, p.N, kernels.Read)
+	}
 	if o.Skip(p.Batch, p.M, p.N) {
 		return
 	}
@@ -34,16 +42,27 @@ func (be *Backend) MatMul(c, a, b kernels.Buffer, p kernels.MatMulParams) {
 		LdC:     int64(p.N),
 		StrideA: int64(p.StrideB), StrideB: int64(p.StrideA), StrideC: int64(p.StrideC),
 	}
-	if bb.dt == kernels.BF16 {
-		if be.opt.BF16TensorCores {
-			g.TypeA, g.TypeB = tBF16, tBF16
-			g.B = o.scratch(int64(nA) * 2)
-			o.launch("f32_to_bf16_kernel", grid1(int64(nA)), block1, pArg(g.B), pArg(ab.ptr()), lArg(int64(nA)))
-		} else {
-			g.A = o.in("b", b, nB)
+	switch {
+	case be.opt.BF16TensorCores && (bb.dt == kernels.BF16 || p.BF16):
+		g.TypeA, g.TypeB = tBF16, tBF16
+		g.B = o.scratch(int64(nA) * 2)
+		o.launch("f32_to_bf16_kernel", grid1(int64(nA)), block1, pArg(g.B), pArg(ab.ptr()), lArg(int64(nA)))
+		if bb.dt == kernels.F32 { // an f32 operand with bf16 products asked (LoRA's A and B)
+			g.A = o.scratch(int64(nB) * 2)
+			o.launch("f32_to_bf16_kernel", grid1(int64(nB)), block1, pArg(g.A), pArg(bb.ptr()), lArg(int64(nB)))
 		}
+	case bb.dt == kernels.BF16:
+		g.A = o.in("b", b, nB)
 	}
-	if !o.Bad {
+	if p.Bias != nil {
+		g.Bias = o.in("bias", p.Bias, p.N)
+	}
+	if o.Bad {
+		return
+	}
+	if g.Bias != 0 {
+		o.check(be.dev.gemmLt(&g))
+	} else {
 		o.check(be.dev.gemm(&g))
 	}
 }
@@ -54,3 +73,13 @@ func pick(c bool, x, y int) int {
 	}
 	return y
 }
+
+// BF16Products reports Options.BF16TensorCores: MatMuls with p.BF16 then
+// run in bf16 arithmetic (kernels.BF16Products), so a model's "auto"
+// compute is bf16 in the tensor-core modes.
+func (be *Backend) BF16Products() bool { return be.opt.BF16TensorCores }
+
+// FusedProjections: models on this backend concatenate each layer's q/k/v
+// and gate/up weights at upload and run each group as one GEMM
+// (kernels.FusedProjections).
+func (be *Backend) FusedProjections() bool { return true }

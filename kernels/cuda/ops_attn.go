@@ -57,9 +57,9 @@ func (be *Backend) Attention(out, lse, q, k, v kernels.Buffer, p kernels.AttnPar
 	meta, kso, scale := o.attnCheck(p)
 	nq, nkv := p.B*p.Tq*p.Hq*p.D, p.S*p.Tmax*p.Hkv*p.D
 	op, lp := o.out("out", out, nq), o.out("lse", lse, p.B*p.Tq*p.Hq)
-	if be.attnTC(p) && p.Pages == nil && p.KStart == nil { // bf16 tensor cores (ops_attn_tc.go)
+	if be.attnTC(p) { // bf16 tensor cores (ops_attn_tc.go): packed rows, paged caches
 		if !o.Skip(nq) {
-			o.attentionTC(op, lp, q, k, v, p, meta, scale)
+			o.attentionTC(op, lp, q, k, v, p, meta, kso, scale)
 		}
 		return
 	}
@@ -89,8 +89,8 @@ func (be *Backend) AttentionBackward(dq, dk, dv, dout, q, k, v, out, lse kernels
 	o.NoPages(p)
 	nq, nkv, nr := p.B*p.Tq*p.Hq*p.D, p.S*p.Tmax*p.Hkv*p.D, p.B*p.Tq*p.Hq
 	dqp, dkp, dvp := o.out("dq", dq, nq), o.out("dk", dk, nkv), o.out("dv", dv, nkv)
-	if be.attnTC(p) && p.KStart == nil && nq > 0 && nkv > 0 { // bf16 tensor cores (ops_attn_tc.go)
-		o.attentionBackwardTC(dqp, dkp, dvp, dout, q, k, v, out, lse, p, meta, scale)
+	if be.attnTC(p) && nq > 0 && nkv > 0 { // bf16 tensor cores (ops_attn_tc.go)
+		o.attentionBackwardTC(dqp, dkp, dvp, dout, q, k, v, out, lse, p, meta, kso, scale)
 		return
 	}
 	dop, qp, kp, vp := o.in("dout", dout, nq), o.in("q", q, nq), o.in("k", k, nkv), o.in("v", v, nkv)

@@ -22,24 +22,28 @@ const attnSplitBlocks = 264
 // by attnSplitBlocks.
 var attnSplitMode = 0
 
-// attnTC reports whether the forward of p runs on the tensor-core kernel:
-// the bf16 tensor-core modes, head dims 16, 32, 64 and 128.
-func (be *Backend) attnTC(p kernels.AttnParams) bool {
-	if !be.opt.BF16TensorCores || !be.opt.TCAttention {
+// attnTC reports whether attention at head dim D runs on the tensor-core
+// kernels: the bf16 tensor-core modes, head dims 16, 32, 64 and 128
+// (others take the f32 kernels of attention.cu on f32 keys and values).
+func (be *Backend) attnTC(p kernels.AttnParams) bool { return be.attnTCDim(p.D) }
+
+func (be *Backend) attnTCDim(D int) bool {
+	if !be.opt.BF16TensorCores {
 		return false
 	}
-	switch p.D {
+	switch D {
 	case 16, 32, 64, 128:
 		return true
 	}
 	return false
 }
 
-// BF16KVCache reports whether decoders should keep their KV cache in bf16
-// (kernels.BF16KVCache): the tensor-core modes, whose attention reads bf16
-// keys and values (head dims 16, 32, 64, 128; other head dims widen the
-// cache per call).
-func (be *Backend) BF16KVCache() bool { return be.opt.BF16TensorCores && be.opt.TCAttention }
+// BF16KVCache reports whether a decoder of head dim D keeps its KV cache
+// in bf16 (kernels.BF16KVCache): exactly when attention at D runs on the
+// tensor-core kernels, which read bf16 keys and values: training rounds
+// its f32 k and v as KVScatter rounds them into the pages, so both read
+// the same values (ρ ≡ 1, docs/design.md).
+func (be *Backend) BF16KVCache(D int) bool { return be.attnTCDim(D) }
 
 // bf16In returns a 16-byte aligned bf16 copy of an input of n elements:
 // the buffer itself when it is BF16 and aligned (the KV cache), else a
@@ -61,19 +65,51 @@ func (o *opCtx) bf16In(name string, b kernels.Buffer, n int) devPtr {
 	return p
 }
 
+// attnTCChunks is the most 256-key chunks a row of p sees (keys from
+// its KStart, 0 without, to min(KLen, QPos+i+1)): the split's chunk count.
+func attnTCChunks(p kernels.AttnParams, meta []int32) int {
+	nc := 1
+	for b := 0; b < p.B; b++ {
+		qpos, klen := int(meta[p.B+b]), int(meta[2*p.B+b])
+		for i := 0; i < p.Tq; i++ {
+			if p.KStart == nil && i < p.Tq-1 {
+				continue // the last position sees the most keys
+			}
+			lo, hi := 0, min(klen, qpos+i+1)
+			if p.KStart != nil {
+				lo = int(p.KStart[b*p.Tq+i])
+			}
+			nc = max(nc, (hi-lo+attnTCChunk-1)/attnTCChunk)
+		}
+	}
+	return nc
+}
+
+// attnTCSide uploads the kernels' optional tables: the rows' first keys
+// (meta from kso on; 0 without KStart) and the page tables (0 without
+// Pages).
+func (o *opCtx) attnTCSide(p kernels.AttnParams, mp devPtr, kso int) (kstart, pages devPtr) {
+	if kso >= 0 {
+		kstart = mp + devPtr(4*kso)
+	}
+	if p.Pages != nil {
+		pages = o.ints(p.Pages[:p.B*p.MaxPages])
+	}
+	return kstart, pages
+}
+
 // attentionTC launches the tensor-core forward: one pass per block, or
-// (split) one block per 256-key chunk and attn_tc_combine.
-func (o *opCtx) attentionTC(op, lp devPtr, q, k, v kernels.Buffer, p kernels.AttnParams, meta []int32, scale float32) {
+// (split) one block per 256-key chunk and attn_tc_combine. Packed rows
+// (KStart) and paged caches (Pages, read in place) go to the same kernel.
+func (o *opCtx) attentionTC(op, lp devPtr, q, k, v kernels.Buffer, p kernels.AttnParams, meta []int32, kso int, scale float32) {
 	nq, nkv := p.B*p.Tq*p.Hq*p.D, p.S*p.Tmax*p.Hkv*p.D
 	qp, kp, vp := o.bf16In("q", q, nq), o.bf16In("k", k, nkv), o.bf16In("v", v, nkv)
 	if o.Bad {
 		return
 	}
-	kend := 0
-	for b := 0; b < p.B; b++ {
-		kend = max(kend, min(int(meta[2*p.B+b]), int(meta[p.B+b])+p.Tq))
-	}
-	nc := max(1, (kend+attnTCChunk-1)/attnTCChunk)
+	mp := o.ints(meta)
+	ksp, pgp := o.attnTCSide(p, mp, kso)
+	nc := attnTCChunks(p, meta)
 	grid, gb, bq := attnTiles(p, 64)
 	split := nc > 1 && grid.x*grid.y*grid.z < attnSplitBlocks
 	switch attnSplitMode {
@@ -84,8 +120,8 @@ func (o *opCtx) attentionTC(op, lp devPtr, q, k, v kernels.Buffer, p kernels.Att
 	}
 	kernel := fmt.Sprintf("attn_tc_fwd%d", p.D)
 	args := func(out, lse, pm, pl, po devPtr, sp int) []arg {
-		return []arg{pArg(out), pArg(lse), pArg(pm), pArg(pl), pArg(po), pArg(qp), pArg(kp), pArg(vp), pArg(o.ints(meta)), pArg(0), pArg(0), iArg(0),
-			iArg(p.B), iArg(p.Tq), iArg(p.Hq), iArg(p.Hkv), iArg(p.Tmax), fArg(scale), iArg(gb), iArg(bq), iArg(sp), iArg(nc)}
+		return []arg{pArg(out), pArg(lse), pArg(pm), pArg(pl), pArg(po), pArg(qp), pArg(kp), pArg(vp), pArg(mp), pArg(ksp), pArg(pgp),
+			iArg(p.MaxPages), iArg(p.B), iArg(p.Tq), iArg(p.Hq), iArg(p.Hkv), iArg(p.Tmax), fArg(scale), iArg(gb), iArg(bq), iArg(sp), iArg(nc)}
 	}
 	if !split {
 		o.launch(kernel, grid, attnBlock, args(op, lp, 0, 0, 0, 0)...)
@@ -102,7 +138,7 @@ func (o *opCtx) attentionTC(op, lp devPtr, q, k, v kernels.Buffer, p kernels.Att
 // attentionBackwardTC launches attn_tc_bwd_dq (dq and dsum) then
 // attn_tc_bwd_dkdv on bf16 copies of q, k, v and dout.
 func (o *opCtx) attentionBackwardTC(dqp, dkp, dvp devPtr, dout, q, k, v, out, lse kernels.Buffer, p kernels.AttnParams,
-	meta []int32, scale float32) {
+	meta []int32, kso int, scale float32) {
 	nq, nkv, nr := p.B*p.Tq*p.Hq*p.D, p.S*p.Tmax*p.Hkv*p.D, p.B*p.Tq*p.Hq
 	q16, k16, v16, do16 := o.bf16In("q", q, nq), o.bf16In("k", k, nkv), o.bf16In("v", v, nkv), o.bf16In("dout", dout, nq)
 	dop, outp, lp := o.in("dout", dout, nq), o.in("out", out, nq), o.in("lse", lse, nr)
@@ -110,12 +146,13 @@ func (o *opCtx) attentionBackwardTC(dqp, dkp, dvp devPtr, dout, q, k, v, out, ls
 		return
 	}
 	mp := o.ints(meta)
+	ksp, _ := o.attnTCSide(p, mp, kso)
 	dsum := o.scratch(int64(nr) * 4)
 	grid, gb, bq := attnTiles(p, 64)
 	o.launch(fmt.Sprintf("attn_tc_bwd_dq%d", p.D), grid, attnBlock, pArg(dqp), pArg(dsum), pArg(q16), pArg(k16), pArg(v16),
-		pArg(do16), pArg(dop), pArg(outp), pArg(lp), pArg(mp), pArg(0), iArg(p.B), iArg(p.Tq), iArg(p.Hq), iArg(p.Hkv),
+		pArg(do16), pArg(dop), pArg(outp), pArg(lp), pArg(mp), pArg(ksp), iArg(p.B), iArg(p.Tq), iArg(p.Hq), iArg(p.Hkv),
 		iArg(p.Tmax), fArg(scale), iArg(gb), iArg(bq))
 	o.launch(fmt.Sprintf("attn_tc_bwd_dkdv%d", p.D), dim3{(p.Tmax + 63) / 64, p.Hkv, p.S}, attnBlock, pArg(dkp), pArg(dvp),
-		pArg(q16), pArg(k16), pArg(v16), pArg(do16), pArg(lp), pArg(dsum), pArg(mp), pArg(0), iArg(p.B), iArg(p.Tq),
+		pArg(q16), pArg(k16), pArg(v16), pArg(do16), pArg(lp), pArg(dsum), pArg(mp), pArg(ksp), iArg(p.B), iArg(p.Tq),
 		iArg(p.Hq), iArg(p.Hkv), iArg(p.Tmax), fArg(scale))
 }

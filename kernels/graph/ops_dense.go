@@ -373,3 +373,40 @@ func dropout(x *gorgonia.Node, p float32, b *Batch, site uint64) (*gorgonia.Node
 	}
 	return apply(o, x)
 }
+
+// LinearBias is y = x·Wᵀ + b (with bf16 products when bf16) in one MatMul
+// whose bias is added by the GEMM (kernels.MatMulParams.Bias: cuBLASLt's
+// bias epilogue on the CUDA backend): x [..., K], w [M, K], b [M]. The bias
+// is a frozen input: gradients flow to x and w only (a trainable bias
+// needs Linear and AddBias).
+func LinearBias(x, w, b *gorgonia.Node, bf16 bool) (*gorgonia.Node, error) {
+	xs, ws, bs := x.Shape(), w.Shape(), b.Shape()
+	if len(ws) != 2 || len(xs) < 1 || xs[len(xs)-1] != ws[1] || size(b) != ws[0] || len(bs) != 1 {
+		return nil, fmt.Errorf("graph: LinearBias: x %v, w %v, b %v: want x [..., K], w [M, K], b [M]", xs, ws, bs)
+	}
+	M, K := ws[0], ws[1]
+	N := size(x) / K
+	out := xs.Clone()
+	out[len(out)-1] = M
+	p := mm{1, N, M, K, false, true, 1, bf16}
+	kp := kernels.MatMulParams{Batch: 1, M: N, N: M, K: K, TransB: true, Alpha: 1, StrideA: N * K, StrideB: M * K, StrideC: N * M, BF16: bf16}
+	o := &op{name: "LinearBias", key: fmt.Sprintf("%+v", p), out: out, diff: []bool{true, true, false}}
+	o.run = func(be kernels.Backend, c kernels.Buffer, in []kernels.Buffer) error {
+		q := kp
+		q.Bias = in[2]
+		be.MatMul(c, in[0], in[1], q)
+		return nil
+	}
+	o.grad = func(in gorgonia.Nodes, _, g *gorgonia.Node) (gorgonia.Nodes, error) {
+		dx, err := matmul(g, in[1], mm{1, N, K, M, false, false, 1, bf16}, in[0].Shape()) // g·W
+		if err != nil {
+			return nil, err
+		}
+		dw, err := matmul(g, in[0], mm{1, M, K, N, true, false, 1, bf16}, in[1].Shape()) // gᵀ·x
+		if err != nil {
+			return nil, err
+		}
+		return gorgonia.Nodes{dx, dw, nil}, nil
+	}
+	return apply(o, x, w, b)
+}

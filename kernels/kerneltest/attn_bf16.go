@@ -26,8 +26,13 @@ const (
 // of one KV group (T = 1,536, D = 128, 7 query heads per KV head), and odd
 // ones: T not a multiple of a 32-key tile or a 256-key chunk, one head,
 // GQA ratios 1, 2 and 7, D = 16, 32, 64, right padding, decoding from a
-// cache (Slot, QPos, KLen, Tq = 1, batch rows at different lengths) and a
-// chunked prefill into a cache.
+// cache (Slot, QPos, KLen, Tq = 1, batch rows at different lengths), a
+// chunked prefill into a cache, packed rows (KStart: sequence boundaries
+// inside a block of rows, several sequences in one block, a sequence
+// longer than a chunk starting mid-tile, one head, the 7B shape packed
+// with two sequences) and paged caches (16-token pages in shuffled order:
+// decoding, one head, a prefill chunk, and the 7B decode shape: 64 rows
+// at a 1,536-token context sharing the pages of one prompt).
 func AttnBF16Cases() []kernels.AttnParams {
 	return []kernels.AttnParams{
 		{B: 1, Tq: 1536, Hq: 7, Hkv: 1, D: 128, S: 1, Tmax: 1536},
@@ -38,7 +43,56 @@ func AttnBF16Cases() []kernels.AttnParams {
 		{B: 1, Tq: 45, Hq: 3, Hkv: 3, D: 32, S: 1, Tmax: 45, Scale: 0.2},
 		{B: 3, Tq: 1, Hq: 14, Hkv: 2, D: 128, S: 4, Tmax: 600, Slot: []int32{2, 0, 3}, QPos: []int32{530, 7, 0}, KLen: []int32{531, 8, 1}},
 		{B: 2, Tq: 9, Hq: 2, Hkv: 1, D: 64, S: 2, Tmax: 400, Slot: []int32{1, 0}, QPos: []int32{250, 3}, KLen: []int32{259, 12}},
+		{B: 2, Tq: 340, Hq: 2, Hkv: 1, D: 64, S: 2, Tmax: 340,
+			KStart: append(packedStarts(45, 290, 5), packedStarts(1, 2, 3, 4, 330)...)},
+		{B: 1, Tq: 100, Hq: 7, Hkv: 1, D: 128, S: 1, Tmax: 100, KStart: packedStarts(33, 1, 66)},
+		{B: 1, Tq: 77, Hq: 1, Hkv: 1, D: 64, S: 1, Tmax: 77, KStart: packedStarts(30, 47)},
+		{B: 1, Tq: 1536, Hq: 7, Hkv: 1, D: 128, S: 1, Tmax: 1536, KStart: packedStarts(700, 836)},
+		{B: 3, Tq: 1, Hq: 14, Hkv: 2, D: 128, S: 45, Tmax: 16, QPos: []int32{530, 7, 0}, KLen: []int32{531, 8, 1},
+			Pages: shuffledPages(3, 34, 45, 1), MaxPages: 34},
+		{B: 2, Tq: 9, Hq: 3, Hkv: 3, D: 32, S: 30, Tmax: 16, QPos: []int32{250, 3}, KLen: []int32{259, 12},
+			Pages: shuffledPages(2, 17, 30, 2), MaxPages: 17},
+		{B: 2, Tq: 1, Hq: 1, Hkv: 1, D: 64, S: 12, Tmax: 16, QPos: []int32{40, 130}, KLen: []int32{41, 131},
+			Pages: shuffledPages(2, 9, 12, 4), MaxPages: 9},
+		{B: 64, Tq: 1, Hq: 7, Hkv: 1, D: 128, S: 100, Tmax: 16, QPos: decodeRange(64, 1535), KLen: decodeRange(64, 1536),
+			Pages: sharedPages(64, 96, 100), MaxPages: 96},
 	}
+}
+
+// shuffledPages is a page table of B rows of maxPages pages each, drawn
+// without repetition within a row from S pages in a seeded shuffled order.
+func shuffledPages(B, maxPages, S int, seed uint64) []int32 {
+	r := rand.New(rand.NewPCG(seed, 99))
+	out := make([]int32, 0, B*maxPages)
+	for range B {
+		perm := r.Perm(S)
+		for _, p := range perm[:maxPages] {
+			out = append(out, int32(p))
+		}
+	}
+	return out
+}
+
+// sharedPages: B rows reading the same maxPages pages of S (a prompt's G
+// samples), in one shuffled order, each row's last page its own.
+func sharedPages(B, maxPages, S int) []int32 {
+	common := shuffledPages(1, maxPages, S, 3)
+	out := make([]int32, 0, B*maxPages)
+	for b := range B {
+		out = append(out, common[:maxPages-1]...)
+		out = append(out, int32((b*7)%S))
+	}
+	return out
+}
+
+// decodeRange is B decode positions or lengths ending at last, one apart
+// downwards (rows at different lengths in one batch).
+func decodeRange(B int, last int32) []int32 {
+	out := make([]int32, B)
+	for b := range out {
+		out[b] = last - int32(b)
+	}
+	return out
 }
 
 // AttentionBF16 is the conformance test of a backend whose Attention runs
@@ -50,8 +104,9 @@ func AttnBF16Cases() []kernels.AttnParams {
 // variant by name only). Then the property ρ ≡ 1 needs
 // (docs/design.md): a causal training call over T tokens and decoding one
 // token at a time from a bf16 cache holding the same keys — alone, in a
-// batch with other rows, and as a chunked prefill — produce bit-identical
-// rows.
+// batch with other rows, and as a chunked prefill, from a slot or from
+// shuffled pages — and the same sequence packed in a row with others
+// (KStart) produce bit-identical rows.
 func AttentionBF16(t *testing.T, b kernels.Backend, variants map[string]func()) {
 	h := &harness{t: t, b: b, r: rand.New(rand.NewPCG(32, 7))}
 	round := func(x []float64) []float64 {
@@ -78,7 +133,7 @@ func AttentionBF16(t *testing.T, b kernels.Backend, variants map[string]func()) 
 		var first []float64
 		var firstName string
 		for vi, name := range names {
-			if vi > 0 && p.Tq*p.Tmax > 200000 {
+			if vi > 0 && attnHeavy(p) {
 				break // the 7B shape in the first variant only (minutes on an emulator)
 			}
 			variants[name]()
@@ -95,8 +150,8 @@ func AttentionBF16(t *testing.T, b kernels.Backend, variants map[string]func()) 
 			}
 		}
 		t.Logf("%s forward: %.1f s", what, time.Since(t0).Seconds())
-		if p.Tq*p.Tmax > 200000 {
-			continue // the backward at the 7B shape takes minutes on an emulator
+		if attnHeavy(p) || p.Pages != nil {
+			continue // the backward at the 7B shape takes minutes on an emulator; a paged cache has none
 		}
 		out, lse := h.zeros(nq), h.zeros(nr)
 		b.Attention(out, lse, qb, kb, vb, p)
@@ -113,9 +168,13 @@ func AttentionBF16(t *testing.T, b kernels.Backend, variants map[string]func()) 
 		t0 := time.Now()
 		variants[name]()
 		attnDecodeMatchesTraining(h, name)
+		attnPackedPagedMatchTraining(h, name)
 		t.Logf("decoding against training (%s): %.1f s", name, time.Since(t0).Seconds())
 	}
 }
+
+// attnHeavy: the 7B training shape (a minute per call on an emulator).
+func attnHeavy(p kernels.AttnParams) bool { return p.Tq*p.Tmax > 200000 }
 
 // firstDiff is the first index where a and b differ as float32 bits, or -1.
 func firstDiff(a, b []float64) int {

@@ -48,6 +48,7 @@ func RunAllExcept(t *testing.T, b kernels.Backend, skip ...string) {
 		{"Errors", testErrors},
 		{"MatMul", testMatMul},
 		{"MatMulBF16", testMatMulBF16},
+		{"MatMulBias", testMatMulBias},
 		{"Embedding", testEmbedding},
 		{"RMSNorm", testRMSNorm},
 		{"RoPE", testRoPE},

@@ -199,27 +199,44 @@ type Batch struct {
 func (t *Team) Batches(shareOf []int, size int, lens []int) []Batch {
 	var out []Batch
 	for s, at := range t.byShare(shareOf) {
-		if t.budget > 0 && lens != nil {
-			ls := make([]int, len(at))
+		var ls []int
+		if lens != nil {
+			ls = make([]int, len(at))
 			for k, i := range at {
 				ls[k] = lens[i]
 			}
-			for _, mb := range batch.Cut(ls, t.budget, t.cost) {
-				b := Batch{Share: s, Index: len(out)}
-				for _, k := range mb {
-					b.At = append(b.At, at[k])
-				}
-				out = append(out, b)
+		}
+		for _, mb := range t.Cut(len(at), size, ls) {
+			b := Batch{Share: s, Index: len(out)}
+			for _, k := range mb {
+				b.At = append(b.At, at[k])
 			}
-			continue
+			out = append(out, b)
 		}
-		n := size
-		if n <= 0 {
-			n = max(1, len(at))
+	}
+	return out
+}
+
+// Cut cuts n items held in one place into consecutive micro-batches
+// (positions 0…n−1), as Batches cuts a share: with a token budget and the
+// items' lengths (lens, nil: none), at most the budget's graph tokens each
+// (batch.Cut); otherwise at most size items each (size ≤ 0: all in one).
+// A phase that runs a share's items in one call (the reference's log-probs,
+// which swap weights once per call) cuts them with it.
+func (t *Team) Cut(n, size int, lens []int) [][]int {
+	if t.budget > 0 && lens != nil {
+		return batch.Cut(lens[:n], t.budget, t.cost)
+	}
+	if size <= 0 {
+		size = max(1, n)
+	}
+	var out [][]int
+	for lo := 0; lo < n; lo += size {
+		mb := make([]int, 0, min(size, n-lo))
+		for i := lo; i < min(lo+size, n); i++ {
+			mb = append(mb, i)
 		}
-		for lo := 0; lo < len(at); lo += n {
-			out = append(out, Batch{Share: s, Index: len(out), At: at[lo:min(lo+n, len(at))]})
-		}
+		out = append(out, mb)
 	}
 	return out
 }

@@ -126,8 +126,10 @@ func (r *Reference) AfterStep(step int) error {
 }
 
 // LogProbs returns logπ_ref of every position of seqs (model.Outputs
-// layout), computed in chunks of at most chunk sequences.
-func (r *Reference) LogProbs(seqs [][]int32, chunk int) (_ [][]float32, err error) {
+// layout), one model call per micro-batch of micro (positions into seqs,
+// each exactly once: the trainer cuts them by optim.micro_tokens, or by
+// rows without it, ranks.Team.Cut). The weights are swapped once for all.
+func (r *Reference) LogProbs(seqs [][]int32, micro [][]int) (_ [][]float32, err error) {
 	var restore map[string][]float32
 	if r.kind == "snapshot" {
 		be := r.m.Backend()
@@ -150,9 +152,15 @@ func (r *Reference) LogProbs(seqs [][]int32, chunk int) (_ [][]float32, err erro
 			}
 		}()
 	}
-	out := make([][]float32, 0, len(seqs))
-	for i := 0; i < len(seqs); i += chunk {
-		part := seqs[i:min(i+chunk, len(seqs))]
+	out := make([][]float32, len(seqs))
+	for _, mb := range micro {
+		part := make([][]int32, len(mb))
+		for k, i := range mb {
+			if i < 0 || i >= len(seqs) || out[i] != nil {
+				return nil, fmt.Errorf("reference: micro-batch position %d of %d sequences out of range or repeated", i, len(seqs))
+			}
+			part[k] = seqs[i]
+		}
 		var lp [][]float32
 		var err error
 		switch r.kind {
@@ -166,9 +174,29 @@ func (r *Reference) LogProbs(seqs [][]int32, chunk int) (_ [][]float32, err erro
 		if err != nil {
 			return nil, fmt.Errorf("reference: %w", err)
 		}
-		out = append(out, lp...)
+		for k, i := range mb {
+			out[i] = lp[k]
+		}
+	}
+	for i, lp := range out {
+		if lp == nil {
+			return nil, fmt.Errorf("reference: sequence %d is in no micro-batch", i)
+		}
 	}
 	return out, nil
+}
+
+// CheckTokens checks that a micro-batch of n tokens (optim.micro_tokens)
+// fits in memory on a separate reference model (kind model; the others run
+// on the policy, checked by the run).
+func (r *Reference) CheckTokens(n int) error {
+	if r.kind != "model" || n <= 0 {
+		return nil
+	}
+	if err := r.other.CheckTokens(n); err != nil {
+		return fmt.Errorf("reference model: %w", err)
+	}
+	return nil
 }
 
 // Save writes a changing snapshot into a checkpoint directory.

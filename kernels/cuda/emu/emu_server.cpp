@@ -101,7 +101,7 @@ void err(const std::string& m) {
   wr(m.data(), m.size());
 }
 
-enum Op { ALLOC = 1, FREE, HTOD, DTOH, DTOD, MEMSET32, MEMSET16, LAUNCH, GEMM, SIGS, QUIT };
+enum Op { ALLOC = 1, FREE, HTOD, DTOH, DTOD, MEMSET32, MEMSET16, LAUNCH, GEMM, SIGS, QUIT, GEMM_LT };
 
 const emu::KernelEntry* find_kernel(const std::string& name) {
   for (int i = 0; i < emu::kernel_count; i++)
@@ -155,8 +155,11 @@ float load(uint64_t base, int type, int64_t i) {
 
 // do_gemm is cublasGemmStridedBatchedEx with column-major operands and
 // float32 compute: C_b = alpha*op(A_b)*op(B_b) + beta*C_b, where op(A) is
-// m×k, op(B) is k×n, C is m×n; beta == 0 does not read C.
-void do_gemm() {
+// m×k, op(B) is k×n, C is m×n; beta == 0 does not read C. With lt it is
+// the stand-in for cublasLtMatmul: a bias pointer follows (0: none), an
+// f32 [m] added to every column in float32 after the product
+// (CUBLASLT_EPILOGUE_BIAS), then the output rounded to C's type.
+void do_gemm(bool lt) {
   uint32_t ta = rd32(), tb = rd32(), m = rd32(), n = rd32(), k = rd32(), batch = rd32();
   float alpha, beta;
   rd(&alpha, 4);
@@ -165,8 +168,10 @@ void do_gemm() {
   uint32_t at = rd32(), bt = rd32(), ct = rd32();
   int64_t lda = (int64_t)rd64(), ldb = (int64_t)rd64(), ldc = (int64_t)rd64();
   int64_t sa = (int64_t)rd64(), sb = (int64_t)rd64(), sc = (int64_t)rd64();
+  uint64_t bias = lt ? rd64() : 0;
   size_t es[2] = {4, 2};
   if (at > 1 || bt > 1 || ct > 1) return err("gemm: unknown data type");
+  if (bias && m > 0 && !in_alloc(bias, (size_t)m * 4)) return err("gemmLt: the bias extends outside its allocation");
   // every element the call touches must lie in one allocation
   auto span = [&](uint64_t p, int t, int64_t rows, int64_t cols, int64_t ld, int64_t stride) {
     int64_t last = (int64_t)(batch - 1) * stride + (cols - 1) * ld + rows;
@@ -197,6 +202,7 @@ void do_gemm() {
         float r = alpha * (float)s;
         int64_t ci = i + (int64_t)j * ldc;
         if (beta != 0) r += beta * load(Cb, ct, ci);
+        if (bias) r += ((const float*)bias)[i];
         if (ct == 1)
           ((uint16_t*)Cb)[ci] = f2bf(r);
         else
@@ -290,7 +296,8 @@ void serve() {
         break;
       }
       case LAUNCH: do_launch(); break;
-      case GEMM: do_gemm(); break;
+      case GEMM: do_gemm(false); break;
+      case GEMM_LT: do_gemm(true); break;
       case SIGS: {
         ok();
         wr32((uint32_t)emu::kernel_count);

@@ -1,0 +1,60 @@
+package graph
+
+// SplitCols: the parts of a fused projection's output. One GEMM computes
+// y = x·[W₁; W₂; …]ᵀ [N, W] with part i in columns [offᵢ, offᵢ+wᵢ) of
+// every row; each part becomes a dense [N, wᵢ] node (kernels.ColumnBlock,
+// an exact copy) whose gradient is that block of dy with zeros elsewhere,
+// so the parts' gradients add up to dy and the GEMM's backward is one
+// GEMM over the concatenated weights.
+
+import (
+	"fmt"
+
+	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+
+	"github.com/argrl/argrl/kernels"
+)
+
+// SplitCols cuts y [N, W] into column blocks of the given widths, which
+// must sum to W: part i is [N, widths[i]].
+func SplitCols(y *gorgonia.Node, widths ...int) ([]*gorgonia.Node, error) {
+	ys := y.Shape()
+	if len(ys) != 2 {
+		return nil, fmt.Errorf("graph: SplitCols: y %v: want [N, W]", ys)
+	}
+	N, W := ys[0], ys[1]
+	sum := 0
+	for _, w := range widths {
+		if w <= 0 {
+			return nil, fmt.Errorf("graph: SplitCols: width %d in %v", w, widths)
+		}
+		sum += w
+	}
+	if sum != W {
+		return nil, fmt.Errorf("graph: SplitCols: widths %v sum to %d, y is %v", widths, sum, ys)
+	}
+	out := make([]*gorgonia.Node, len(widths))
+	next := 0
+	for i, w := range widths {
+		off := next
+		next += w
+		o := &op{name: "Cols", key: fmt.Sprintf("N=%d W=%d off=%d w=%d", N, W, off, w), out: tensor.Shape{N, w}, diff: []bool{true}}
+		o.run = func(be kernels.Backend, dst kernels.Buffer, in []kernels.Buffer) error {
+			return kernels.ColumnBlock(be, dst, in[0], N, W, off, w)
+		}
+		o.grad = func(_ gorgonia.Nodes, _, g *gorgonia.Node) (gorgonia.Nodes, error) {
+			bo := &op{name: "ColsBackward", key: o.key, out: ys.Clone()}
+			bo.run = func(be kernels.Backend, dst kernels.Buffer, in []kernels.Buffer) error {
+				return kernels.ColumnBlockBackward(be, dst, in[0], N, W, off, w)
+			}
+			d, err := apply(bo, g)
+			return gorgonia.Nodes{d}, err
+		}
+		var err error
+		if out[i], err = apply(o, y); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
