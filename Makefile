@@ -3,7 +3,7 @@ GO      ?= go
 BIN     ?= bin
 export CGO_ENABLED ?= 1
 
-.PHONY: build test lint test-long bench deps-bench demo reproduce demo-base cuda cuda-check train-cuda gpu-check gpu-check-dry-run gpu-check-build fixtures fuzz vet clean
+.PHONY: build test lint test-long bench deps-bench demo reproduce reproduce-001 demo-base cuda cuda-check train-cuda gpu-check gpu-check-dry-run gpu-check-build fixtures fuzz vet clean
 .PHONY: build-mpi train-cuda-mpi test-mpi nccl-vet nccl-check
 
 build:
@@ -74,6 +74,14 @@ demo:
 # and bar charts. About 51 minutes on 2 cores.
 reproduce:
 	GO=$(GO) configs/reproduce/reproduce.sh
+
+# Paper 001 (SFT or RL for tool calling) in miniature on three draws of two
+# synthetic corpora, xlam and toolace styles (README.md, "make
+# reproduce-001"): LoRA vs full SFT; SFT, GRPO and SFT→GRPO trained on one
+# corpus and tested on both; a mixed-data run; runs/reproduce-001/claims.json
+# and bar charts.
+reproduce-001:
+	GO=$(GO) configs/reproduce-001/reproduce.sh
 
 # Regenerate configs/demo/base-model: tiny qwen2 trained from scratch by argrl.
 demo-base:

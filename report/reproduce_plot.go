@@ -7,6 +7,7 @@ package report
 import (
 	"fmt"
 	"image/color"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -22,16 +23,23 @@ var barColors = []color.Color{
 	color.RGBA{0x2c, 0xa0, 0x2c, 0xff}, color.RGBA{0xd6, 0x27, 0x28, 0xff},
 }
 
-// WritePlots writes one PNG per table into dir and returns the paths.
-func (d *Draws) WritePlots(dir string) ([]string, error) {
+// WritePlots writes one PNG per table of paper 000's reproduction into
+// dir and returns the paths.
+func (d *Draws) WritePlots(dir string) ([]string, error) { return d.writePlots(dir, paperTables) }
+
+// writePlots writes one PNG per table into dir and returns the paths.
+func (d *Draws) writePlots(dir string, tables []paperTable) ([]string, error) {
 	if err := os.MkdirAll(dir, 0o777); err != nil {
 		return nil, fmt.Errorf("report: %w", err)
 	}
 	var out []string
-	for i, t := range paperTables {
+	for i, t := range tables {
 		cols := chartColumns(t)
 		p := plot.New()
 		p.Title.Text = t.title
+		if c, ok := chartTitles[t.title]; ok {
+			p.Title.Text = c
+		}
 		p.Y.Label.Text = "% (mean ± sd over draws; dots: paper)"
 		p.Legend.Top = true
 		p.Legend.Left = false
@@ -67,7 +75,7 @@ func (d *Draws) WritePlots(dir string) ([]string, error) {
 		p.Y.Min, p.Y.Max = 0, 100
 		name := fmt.Sprintf("table%d.png", i+1)
 		if n, _, ok := strings.Cut(strings.TrimPrefix(t.title, "Table "), ":"); ok {
-			name = "table" + strings.ReplaceAll(strings.Fields(n)[0], " ", "") + ".png"
+			name = "table" + strings.ReplaceAll(strings.Fields(n)[0], "§", "sec") + ".png"
 		}
 		path := filepath.Join(dir, name)
 		if err := p.Save(vg.Length(max(4, len(t.rows)))*1.6*vg.Inch, 4*vg.Inch, path); err != nil {
@@ -114,6 +122,11 @@ func (e *whiskers) Plot(c draw.Canvas, p *plot.Plot) {
 		c.StrokeLine2(ls, x, lo, x, hi)
 		c.StrokeLine2(ls, x-vg.Points(2), hi, x+vg.Points(2), hi)
 		c.StrokeLine2(ls, x-vg.Points(2), lo, x+vg.Points(2), lo)
-		c.DrawGlyph(dot, vg.Point{X: x, Y: ty(e.paper[i])})
+		// No number in the paper: no dot. NoClip: the first category's
+		// left bar lies left of the data area's edge (category 0), where
+		// DrawGlyph would drop its dot.
+		if !math.IsNaN(e.paper[i]) {
+			c.DrawGlyphNoClip(dot, vg.Point{X: x, Y: ty(e.paper[i])})
+		}
 	}
 }

@@ -17,7 +17,7 @@ import (
 // in the wrong language), and the issue-8 claims checked on them. Tables go
 // to stdout.
 func init() {
-	var stages, trained, out string
+	var stages, trained, out, paper string
 	var draws bool
 	c := &cobra.Command{
 		Use:   "report DIR [--stages base,sft,grpo] [--trained es] [--out report.json]",
@@ -34,8 +34,14 @@ lang: the test language) and print:
 --out also writes every per-file and pooled report as JSON.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if paper != "000" && paper != "001" {
+				return fmt.Errorf("report: --paper %q: want 000 or 001", paper)
+			}
 			if draws {
-				return reproduceReport(cmd, args[0])
+				return reproduceReport(cmd, args[0], paper)
+			}
+			if paper != "000" {
+				return fmt.Errorf("report: --paper %s needs --draws", paper)
 			}
 			st := splitList(stages)
 			tr := splitList(trained)
@@ -81,6 +87,7 @@ lang: the test language) and print:
 	f.StringVar(&stages, "stages", "base,sft,grpo", "stage directories, in table order (claims: first = base, second = SFT, last = RL)")
 	f.StringVar(&trained, "trained", "es", "training language(s); the others are the unseen ones")
 	f.StringVar(&out, "out", "", "also write the reports as JSON")
+	f.StringVar(&paper, "paper", "000", "with --draws: 000 (make reproduce) or 001 (make reproduce-001: exact match on DIR/draw-N/evals/<stage>/{xlam,toolace}.es.json)")
 	f.BoolVar(&draws, "draws", false, "DIR holds draw-N/evals (make reproduce): print paper 000's tables as mean ± sd over the draws beside the paper, check the claims strictly, write DIR/claims.json and DIR/plots/table*.png")
 	root.AddCommand(c)
 }
@@ -95,28 +102,36 @@ func splitList(s string) []string {
 	return out
 }
 
-// reproduceReport is `train report --draws DIR`.
-func reproduceReport(cmd *cobra.Command, dir string) error {
+// reproduceReport is `train report --draws [--paper 000|001] DIR`.
+func reproduceReport(cmd *cobra.Command, dir, paper string) error {
 	d, err := report.LoadDraws(dir)
 	if err != nil {
 		return err
 	}
 	w := cmd.OutOrStdout()
-	if err := d.WriteTables(w); err != nil {
+	tables, claims, plots := d.WriteTables, d.Claims, d.WritePlots
+	if paper == "001" {
+		tables, claims, plots = d.WriteTables001, d.Claims001, d.WritePlots001
+	}
+	if err := tables(w); err != nil {
 		return err
 	}
-	cs, err := d.Claims()
+	cs, err := claims()
 	if err != nil {
 		return err
 	}
 	held, n, saneHeld, sane := report.CountClaims(cs)
 	fmt.Fprintf(w, "\nClaims (strict: the ordering holds on every draw and the mean margin, in hundredths of a point, is ≥ %.0f point; a tie does not hold): %d of %d hold; sanity checks: %d of %d hold\n",
 		report.MinMargin, held, n, saneHeld, sane)
+	if paper == "001" {
+		fmt.Fprintf(w, "  (a \"within\" claim holds when a ≥ b − its tolerance on every draw: GRPO vs SFT on transfer %g point, Mix vs SFT in-distribution %g points, paper 001 §4.1-4.2)\n",
+			report.TransferTolerance, report.MixTolerance)
+	}
 	report.WriteReproClaims(w, cs)
 	if err := writeJSONFile(filepath.Join(dir, "claims.json"), cs); err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
-	files, err := d.WritePlots(filepath.Join(dir, "plots"))
+	files, err := plots(filepath.Join(dir, "plots"))
 	if err != nil {
 		return err
 	}

@@ -17,7 +17,7 @@ func init() { dataCmd.AddCommand(dataSynthCmd()) }
 
 func dataSynthCmd() *cobra.Command {
 	cfg := synth.DefaultConfig()
-	var out, sizes string
+	var out, sizes, style string
 	var multiTurn bool
 	c := &cobra.Command{
 		Use:   "synth --seed N --out DIR [--sizes train=N,val=N,test=N,base=N]",
@@ -42,7 +42,16 @@ The same seed and flags give byte-identical files.
 calls, where a later call takes a value from an earlier call's simulated
 result (docs/contracts.md §1, turns and env): train.jsonl and val.jsonl
 (Spanish), test.jsonl (each instance in es/it/nl/fr) and dialogues.json;
---sizes takes train, val and test.`,
+--sizes takes train, val and test.
+
+--style xlam|toolace writes one of two Spanish corpora that differ the way
+paper 001's xLAM and ToolACE differ (make reproduce-001): disjoint API
+domains (xlam: travel, food, finance, weather, files, search; toolace:
+messaging, calendar, reminders, media, home, health), argument style (xlam
+states every argument an API takes, toolace the fewest) and answer shape
+(xlam: 50% parallel calls, no refusals; toolace: 15% parallel, 50% no-call).
+Files: train.jsonl, val.jsonl, test.jsonl (--sizes train, val, test: records)
+and style.json; --parallel, --irrelevant and --max-distractors do not apply.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if out == "" {
@@ -50,6 +59,20 @@ result (docs/contracts.md §1, turns and env): train.jsonl and val.jsonl
 			}
 			if err := parseSizes(sizes, &cfg); err != nil {
 				return fmt.Errorf("data synth: %w", err)
+			}
+			if style != "" {
+				if multiTurn {
+					return fmt.Errorf("data synth: --style and --multi-turn do not go together")
+				}
+				o, err := synth.GenerateStyle(cfg, style)
+				if err != nil {
+					return fmt.Errorf("data synth: %w", err)
+				}
+				if err := o.WriteDir(out); err != nil {
+					return fmt.Errorf("data synth: %w", err)
+				}
+				fmt.Fprintf(cmd.ErrOrStderr(), "%s\nwritten to %s\n", o.Report, out)
+				return nil
 			}
 			if multiTurn {
 				d, err := synth.GenerateDialogues(cfg)
@@ -77,6 +100,7 @@ result (docs/contracts.md §1, turns and env): train.jsonl and val.jsonl
 	f.Uint64Var(&cfg.Seed, "seed", cfg.Seed, "generator seed")
 	f.StringVar(&out, "out", "", "output directory (required)")
 	f.BoolVar(&multiTurn, "multi-turn", false, "write multi-turn dialogues of 2-4 dependent calls (train, val, test)")
+	f.StringVar(&style, "style", "", "write a paper-001 corpus instead: "+strings.Join(synth.StyleNames(), " or ")+" (train.jsonl, val.jsonl, test.jsonl; see above)")
 	f.StringVar(&sizes, "sizes", "", fmt.Sprintf("comma-separated sizes, any of train=,val=,test=,base= (default train=%d,val=%d,test=%d,base=%d; test counts instances per test file, each written in 4 languages)",
 		cfg.Train, cfg.Val, cfg.Test, cfg.Base))
 	f.Float64Var(&cfg.HeldOut, "heldout", cfg.HeldOut, "share of each domain's APIs held out of training (generalization split)")

@@ -44,3 +44,32 @@ func TestDataSynthMultiTurn(t *testing.T) {
 		t.Error("--multi-turn wrote base.jsonl")
 	}
 }
+
+// TestDataSynthStyle: --style writes train, val and test of the style's
+// corpus and style.json; an unknown style or --style with --multi-turn
+// is refused.
+func TestDataSynthStyle(t *testing.T) {
+	dir := t.TempDir()
+	_, stderr, err := runCmd(t, dataSynthCmd, "--style", "toolace", "--seed", "4", "--sizes", "train=6,val=2,test=3", "--out", dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(stderr, "style toolace") {
+		t.Errorf("stderr %q", stderr)
+	}
+	for name, n := range map[string]int{"train.jsonl": 6, "val.jsonl": 2, "test.jsonl": 3} {
+		recs, err := data.ReadFile(filepath.Join(dir, name))
+		if err != nil || len(recs) != n {
+			t.Errorf("%s: %d records, %v", name, len(recs), err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "style.json")); err != nil {
+		t.Error(err)
+	}
+	if _, _, err := runCmd(t, dataSynthCmd, "--style", "glaive", "--out", t.TempDir()); err == nil || !strings.Contains(err.Error(), "unknown style") {
+		t.Errorf("unknown style: %v", err)
+	}
+	if _, _, err := runCmd(t, dataSynthCmd, "--style", "xlam", "--multi-turn", "--out", t.TempDir()); err == nil {
+		t.Error("--style with --multi-turn accepted")
+	}
+}

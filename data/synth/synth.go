@@ -125,6 +125,15 @@ type generator struct {
 	cfg      Config
 	all      []*API
 	reserved map[string]bool // lang|utterance of test and validation records
+	argStyle string          // styled corpora: "most" or "fewest" arguments a call ("" draws any template)
+}
+
+// call draws a call on api: any template, or the style's (styledCall).
+func (g *generator) call(rng *rand.Rand, api *API, langs []string) callInst {
+	if g.argStyle != "" {
+		return styledCall(rng, api, langs, g.argStyle)
+	}
+	return sampleCall(rng, api, langs)
 }
 
 // Generate builds the benchmark for cfg. The same cfg gives identical output.
@@ -301,7 +310,7 @@ func (g *generator) sample(rng *rand.Rand, p plan, pool, distract []*API, shared
 	if p.shared {
 		first = shared
 	}
-	inst.calls = []callInst{sampleCall(rng, first, langs)}
+	inst.calls = []callInst{g.call(rng, first, langs)}
 	goldTools := []*API{first}
 	if p.kind == caseParallel {
 		second := first
@@ -317,9 +326,9 @@ func (g *generator) sample(rng *rand.Rand, p plan, pool, distract []*API, shared
 				goldTools = append(goldTools, second)
 			}
 		}
-		c := sampleCall(rng, second, langs)
+		c := g.call(rng, second, langs)
 		for t := 0; t < 10 && second == first && fill(c, 0) == fill(inst.calls[0], 0); t++ {
-			c = sampleCall(rng, second, langs)
+			c = g.call(rng, second, langs)
 		}
 		inst.calls = append(inst.calls, c)
 	}
