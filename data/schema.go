@@ -26,7 +26,7 @@ type Record struct {
 	// Reasoning, optional, is the gold <reason> text: SFT in a format with
 	// a reasoning block (reason_tool) trains on it before the calls.
 	Reasoning string `json:"reasoning,omitempty"`
-	Split        string              `json:"split,omitempty"`
+	Split     string `json:"split,omitempty"`
 	// BFCL, written by the BFCL importer, is what BFCL's AST checker reads
 	// besides the response (the bfcl reward).
 	BFCL *BFCLCase `json:"bfcl,omitempty"`
