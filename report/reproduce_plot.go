@@ -7,6 +7,7 @@ package report
 import (
 	"fmt"
 	"image/color"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -114,6 +115,8 @@ func (e *whiskers) Plot(c draw.Canvas, p *plot.Plot) {
 		c.StrokeLine2(ls, x, lo, x, hi)
 		c.StrokeLine2(ls, x-vg.Points(2), hi, x+vg.Points(2), hi)
 		c.StrokeLine2(ls, x-vg.Points(2), lo, x+vg.Points(2), lo)
-		c.DrawGlyph(dot, vg.Point{X: x, Y: ty(e.paper[i])})
+		if !math.IsNaN(e.paper[i]) { // no number in the paper
+			c.DrawGlyph(dot, vg.Point{X: x, Y: ty(e.paper[i])})
+		}
 	}
 }

@@ -18,7 +18,7 @@ import (
 // to stdout.
 func init() {
 	var stages, trained, out string
-	var draws bool
+	var draws, r2if bool
 	c := &cobra.Command{
 		Use:   "report DIR [--stages base,sft,grpo] [--trained es] [--out report.json]",
 		Short: "paper 000's Table 2 and Table 8 from `train eval --out` files (DIR/<stage>/<split>.<lang>.json)",
@@ -36,6 +36,9 @@ lang: the test language) and print:
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if draws {
 				return reproduceReport(cmd, args[0])
+			}
+			if r2if {
+				return r2ifReport(cmd, args[0])
 			}
 			st := splitList(stages)
 			tr := splitList(trained)
@@ -82,6 +85,8 @@ lang: the test language) and print:
 	f.StringVar(&trained, "trained", "es", "training language(s); the others are the unseen ones")
 	f.StringVar(&out, "out", "", "also write the reports as JSON")
 	f.BoolVar(&draws, "draws", false, "DIR holds draw-N/evals (make reproduce): print paper 000's tables as mean ± sd over the draws beside the paper, check the claims strictly, write DIR/claims.json and DIR/plots/table*.png")
+	f.BoolVar(&r2if, "r2if", false, "DIR holds draw-N/evals/<run>/{test,irr}.json (make reproduce-r2if): print the R2IF tables as mean ± sd over the draws beside papers 002/003, check their claims strictly, write DIR/claims.json and DIR/plots/r2if-R*.png")
+	c.MarkFlagsMutuallyExclusive("draws", "r2if")
 	root.AddCommand(c)
 }
 

@@ -78,10 +78,10 @@ func valueText(v any) string {
 // modHints shorten each modification document (modification in
 // realize.go) to its gist, by the document's opening words.
 var modHints = []struct{ prefix, hint string }{
-	{"Copy the user's words", "the user's words, not translated"},
-	{"Write the name as the user wrote it", "as the user wrote it"},
-	{"Write the English name", "the English name"},
-	{"Map the user's words to the enum value", "an enum value"},
+	{"Copy the user's words", "user's words"},
+	{"Write the name as the user wrote it", "as written"},
+	{"Write the English name", "in English"},
+	{"Map the user's words to the enum value", "enum value"},
 	{"Copy the identifier unchanged", "unchanged"},
 	{"Copy the value unchanged", "unchanged"},
 }

@@ -28,7 +28,7 @@ func TestReasoningOfHandMade(t *testing.T) {
 			"date":  {Spec: "Date", Mod: "Copy the value unchanged."},
 		}},
 	}
-	want := "search_news. date is 2026-07-31, unchanged. n is 3. topic is elecciones, the user's words, not translated."
+	want := "search_news. date is 2026-07-31, unchanged. n is 3. topic is elecciones, user's words."
 	if got := reasoningOf(&rec); got != want {
 		t.Errorf("reasoning\n got %q\nwant %q", got, want)
 	}
