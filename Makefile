@@ -3,7 +3,7 @@ GO      ?= go
 BIN     ?= bin
 export CGO_ENABLED ?= 1
 
-.PHONY: build test lint test-long bench deps-bench demo reproduce demo-base cuda cuda-check train-cuda gpu-check gpu-check-dry-run gpu-check-build fixtures fuzz vet clean
+.PHONY: build test lint test-long bench deps-bench demo reproduce reproduce-r2if demo-base cuda cuda-check train-cuda gpu-check gpu-check-dry-run gpu-check-build fixtures fuzz vet clean
 .PHONY: build-mpi train-cuda-mpi test-mpi nccl-vet nccl-check
 
 build:
@@ -74,6 +74,13 @@ demo:
 # and bar charts. About 51 minutes on 2 cores.
 reproduce:
 	GO=$(GO) configs/reproduce/reproduce.sh
+
+# Papers 002/003 (R2IF) in miniature on three draws (README.md, "make
+# reproduce-r2if"): a reason_tool SFT warm start, then GRPO with the R2IF
+# composite, the binary reward and the ablations without CER and SMV;
+# accuracy, irrelevance rejection and ACE; runs/reproduce-r2if/claims.json.
+reproduce-r2if:
+	GO=$(GO) configs/reproduce-r2if/reproduce.sh
 
 # Regenerate configs/demo/base-model: tiny qwen2 trained from scratch by argrl.
 demo-base:
