@@ -168,7 +168,7 @@ func (d *R2IFDraws) WriteTables(w io.Writer) error {
 	for _, t := range r2ifTables {
 		fmt.Fprintf(w, "\n%s\n%-16s", t.title, "Method")
 		for _, m := range r2ifMetrics {
-			fmt.Fprintf(w, " %21s", m.col)
+			fmt.Fprintf(w, " %20s", m.col)
 		}
 		fmt.Fprintln(w)
 		for _, run := range t.runs {

@@ -55,7 +55,7 @@ func (d *R2IFDraws) WritePlots(dir string) ([]string, error) {
 			p.Legend.Add(m.col, bars)
 		}
 		p.NominalX(labels...)
-		p.Y.Min, p.Y.Max = math.Floor(lo/10)*10, 100
+		p.Y.Min, p.Y.Max = math.Floor(lo/10)*10, 120 // room for the legend above 100
 		path := filepath.Join(dir, fmt.Sprintf("r2if-R%d.png", ti+1))
 		if err := p.Save(6*vg.Inch, 4*vg.Inch, path); err != nil {
 			return out, fmt.Errorf("report: %w", err)
