@@ -91,11 +91,6 @@ for seed in $DRAWS; do
 			--set data.train="$DATA/train.jsonl" --set data.val="$DATA/val.jsonl" --set model.path="$BASE" --set checkpoint.best_min_val=$((VAL < 200 ? VAL : 200)) \
 			"${steps[@]}" "$@" >"$RUNS/$name.log" 2>&1 || { tail -n 20 "$RUNS/$name.log" >&2; exit 1; }
 	}
-	fit r2if
-	fit binary --set reward.r2if.w_cer=0 --set reward.r2if.w_smv=0
-	fit no-cer --set reward.r2if.w_cer=0
-	fit no-smv --set reward.r2if.w_smv=0
-
 	# evaluate RUN [--adapter DIR]: greedy responses on the test records
 	# (accuracy and ACE, the student BASE) and on their no-call records.
 	evaluate() {
@@ -109,10 +104,17 @@ for seed in $DRAWS; do
 		bin/train eval --config $CFG/grpo.yaml --model "$BASE" "$@" --data "$DATA/irr.jsonl" --max-new-tokens $MAXNEW \
 			--out "$E/irr.json" >"$E/irr.txt" 2>>"$D/eval.log"
 	}
+	# Each run is evaluated as soon as it ends, so that a stopped
+	# reproduction still has the runs it finished.
 	evaluate sft
-	for run in binary r2if no-cer no-smv; do
-		evaluate "$run" --adapter "$RUNS/$run/best"
-	done
+	fit r2if
+	evaluate r2if --adapter "$RUNS/r2if/best"
+	fit binary --set reward.r2if.w_cer=0 --set reward.r2if.w_smv=0
+	evaluate binary --adapter "$RUNS/binary/best"
+	fit no-cer --set reward.r2if.w_cer=0
+	evaluate no-cer --adapter "$RUNS/no-cer/best"
+	fit no-smv --set reward.r2if.w_smv=0
+	evaluate no-smv --adapter "$RUNS/no-smv/best"
 done
 
 lap "tables and claims (train report --r2if)"
