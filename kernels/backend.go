@@ -211,7 +211,10 @@ type Backend interface {
 	EmbeddingBackward(dtable, dout Buffer, ids []int32, C int)
 
 	// RMSNorm over the last axis: rstd[n] = 1/sqrt(mean_c x[n,c]² + eps);
-	// out[n,c] = x[n,c]·rstd[n]·w[c]. x, out [N,C]; w [C]; rstd [N].
+	// out[n,c] = x[n,c]·rstd[n]·w[c]. x, out [N,C]; w [C]; rstd [N]. out
+	// may be BF16 (the one op whose output may): each element is the F32
+	// result rounded to nearest even, the input a bf16 GEMM wants, written
+	// without an F32 copy and a Convert.
 	RMSNorm(out, rstd, x, w Buffer, N, C int, eps float32)
 	// RMSNormBackward writes dx [N,C] and dw [C] (summed over rows).
 	RMSNormBackward(dx, dw, dout, x, w, rstd Buffer, N, C int)
@@ -236,10 +239,14 @@ type Backend interface {
 	// its sequence's page.
 	KVScatter(cache, x Buffer, page, off []int32, N, Hkv, D, Tmax int)
 
-	// SwiGLU: out = silu(gate)·up, silu(x) = x/(1+e^−x); all [n].
-	SwiGLU(out, gate, up Buffer, n int)
-	// SwiGLUBackward writes dgate and dup.
-	SwiGLUBackward(dgate, dup, dout, gate, up Buffer, n int)
+	// SwiGLU: out[r,f] = silu(gate[r·ld+f])·up[r·ld+f] for r < N, f < F,
+	// silu(x) = x/(1+e^−x); out is [N,F] dense, gate and up are read at row
+	// stride ld ≥ F (ld = F: separate [N,F] buffers; ld = 2F with up a view
+	// of gate F elements on: the fused gate/up GEMM's [N,2F] output).
+	SwiGLU(out, gate, up Buffer, N, F, ld int)
+	// SwiGLUBackward writes dgate and dup at row stride ld (the F columns of
+	// each row; the rest is left as it is), from dout [N,F] dense.
+	SwiGLUBackward(dgate, dup, dout, gate, up Buffer, N, F, ld int)
 
 	// LogProbs is the fused log-softmax + gather over logits [N,V]:
 	// lse[n] = log Σ_v exp(logits[n,v]); lp[n] = logits[n,targets[n]] − lse[n]

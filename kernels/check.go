@@ -55,6 +55,13 @@ func (k *ArgCheck) Dims(names string, v ...int) {
 	}
 }
 
+// Stride fails unless a row stride ld can hold rows of F columns (ld ≥ F).
+func (k *ArgCheck) Stride(name string, ld, F int) {
+	if ld < F {
+		k.Failf("row stride %s = %d is less than the row width %d", name, ld, F)
+	}
+}
+
 // Side fails unless a host side input of have entries has at least need.
 func (k *ArgCheck) Side(name string, have, need int) {
 	if have < need {

@@ -73,7 +73,7 @@ func (c *cpuBackend) EmbeddingBackward(dtable, dout Buffer, ids []int32, C int) 
 func (c *cpuBackend) RMSNorm(out, rstd, x, w Buffer, N, C int, eps float32) {
 	k := c.check("RMSNorm")
 	k.Dims("N,C", N, C)
-	o := k.f32("out", out, N*C)
+	ob := k.buf("out", out, N*C, WriteAny) // F32, or BF16 (rounded)
 	r := k.f32("rstd", rstd, N)
 	xs := k.in("x", x, N*C)
 	ws := k.in("w", w, C)
@@ -82,13 +82,21 @@ func (c *cpuBackend) RMSNorm(out, rstd, x, w Buffer, N, C int, eps float32) {
 	}
 	c.parallelFor(N, rowGrain(C), func(lo, hi int) {
 		for n := lo; n < hi; n++ {
-			xr, or := xs[n*C:n*C+C], o[n*C:n*C+C]
+			xr := xs[n*C : n*C+C]
 			var ss float64
 			for _, v := range xr {
 				ss += float64(v) * float64(v)
 			}
 			rs := float32(1 / math.Sqrt(ss/float64(C)+float64(eps)))
 			r[n] = rs
+			if ob.dt == BF16 {
+				oh := ob.st.h[ob.off+n*C : ob.off+n*C+C]
+				for i, v := range xr {
+					oh[i] = BF16FromFloat32(v * rs * ws[i])
+				}
+				continue
+			}
+			or := ob.st.f[ob.off+n*C : ob.off+n*C+C]
 			for i, v := range xr {
 				or[i] = v * rs * ws[i]
 			}
@@ -245,35 +253,60 @@ func (c *cpuBackend) KVScatter(cache, x Buffer, page, off []int32, N, Hkv, D, Tm
 	}
 }
 
-// SwiGLU: out = silu(gate)·up.
-func (c *cpuBackend) SwiGLU(out, gate, up Buffer, n int) {
+// SwiGLU: out[r,f] = silu(gate[r·ld+f])·up[r·ld+f]; out [N,F] dense.
+func (c *cpuBackend) SwiGLU(out, gate, up Buffer, N, F, ld int) {
 	k := c.check("SwiGLU")
-	k.Dims("n", n)
-	o := k.f32("out", out, n)
-	g := k.in("gate", gate, n)
-	u := k.in("up", up, n)
-	if k.Skip(n) {
+	k.Dims("N, F, ld", N, F, ld)
+	k.Stride("ld", ld, F)
+	span := StridedLen(N, F, ld)
+	o := k.f32("out", out, N*F)
+	g := k.in("gate", gate, span)
+	u := k.in("up", up, span)
+	if k.Skip(N, F) {
 		return
 	}
-	c.parallelFor(n, grainElems/4, func(lo, hi int) {
-		vec.SwiGLU(o[lo:hi], g[lo:hi], u[lo:hi]) // x/(1+e^−x)·u
+	if ld == F { // dense: one elementwise range
+		n := N * F
+		c.parallelFor(n, grainElems/4, func(lo, hi int) {
+			vec.SwiGLU(o[lo:hi], g[lo:hi], u[lo:hi]) // x/(1+e^−x)·u
+		})
+		return
+	}
+	c.parallelFor(N, max(1, grainElems/4/F), func(lo, hi int) {
+		for r := lo; r < hi; r++ {
+			s := r * ld
+			vec.SwiGLU(o[r*F:r*F+F], g[s:s+F], u[s:s+F])
+		}
 	})
 }
 
-// SwiGLUBackward: dgate = dout·up·s·(1+g(1−s)), dup = dout·g·s, s = σ(g).
-func (c *cpuBackend) SwiGLUBackward(dgate, dup, dout, gate, up Buffer, n int) {
+// SwiGLUBackward: dgate = dout·up·s·(1+g(1−s)), dup = dout·g·s, s = σ(g),
+// dgate and dup at row stride ld.
+func (c *cpuBackend) SwiGLUBackward(dgate, dup, dout, gate, up Buffer, N, F, ld int) {
 	k := c.check("SwiGLUBackward")
-	k.Dims("n", n)
-	dg := k.f32("dgate", dgate, n)
-	du := k.f32("dup", dup, n)
-	d := k.in("dout", dout, n)
-	g := k.in("gate", gate, n)
-	u := k.in("up", up, n)
-	if k.Skip(n) {
+	k.Dims("N, F, ld", N, F, ld)
+	k.Stride("ld", ld, F)
+	span := StridedLen(N, F, ld)
+	dg := k.f32("dgate", dgate, span)
+	du := k.f32("dup", dup, span)
+	d := k.in("dout", dout, N*F)
+	g := k.in("gate", gate, span)
+	u := k.in("up", up, span)
+	if k.Skip(N, F) {
 		return
 	}
-	c.parallelFor(n, grainElems/4, func(lo, hi int) {
-		vec.SwiGLUBackward(dg[lo:hi], du[lo:hi], d[lo:hi], g[lo:hi], u[lo:hi])
+	if ld == F {
+		n := N * F
+		c.parallelFor(n, grainElems/4, func(lo, hi int) {
+			vec.SwiGLUBackward(dg[lo:hi], du[lo:hi], d[lo:hi], g[lo:hi], u[lo:hi])
+		})
+		return
+	}
+	c.parallelFor(N, max(1, grainElems/4/F), func(lo, hi int) {
+		for r := lo; r < hi; r++ {
+			s := r * ld
+			vec.SwiGLUBackward(dg[s:s+F], du[s:s+F], d[r*F:r*F+F], g[s:s+F], u[s:s+F])
+		}
 	})
 }
 

@@ -168,26 +168,49 @@ func RefRoPE(out, x, cos, sin []float64, pos []int32, N, H, D int, inverse bool)
 
 // RefSwiGLU is the reference for Backend.SwiGLU:
 //
-//	for i := 0; i < n; i++ { out[i] = gate[i] / (1 + math.Exp(-gate[i])) * up[i] }
-func RefSwiGLU(out, gate, up []float64, n int) {
-	for i := 0; i < n; i++ {
-		out[i] = gate[i] / (1 + math.Exp(-gate[i])) * up[i]
+//	for r := 0; r < N; r++ {
+//		for f := 0; f < F; f++ {
+//			g := gate[r*ld+f]
+//			out[r*F+f] = g / (1 + math.Exp(-g)) * up[r*ld+f]
+//		}
+//	}
+func RefSwiGLU(out, gate, up []float64, N, F, ld int) {
+	for r := 0; r < N; r++ {
+		for f := 0; f < F; f++ {
+			g := gate[r*ld+f]
+			out[r*F+f] = g / (1 + math.Exp(-g)) * up[r*ld+f]
+		}
 	}
 }
 
 // RefSwiGLUBackward is the reference for Backend.SwiGLUBackward:
 //
-//	for i := 0; i < n; i++ {
-//		s := 1 / (1 + math.Exp(-gate[i]))                 // sigmoid
-//		dgate[i] = dout[i] * up[i] * s * (1 + gate[i]*(1-s)) // silu'(g) = s(1+g(1-s))
-//		dup[i] = dout[i] * gate[i] * s
+//	for r := 0; r < N; r++ {
+//		for f := 0; f < F; f++ {
+//			i, d := r*ld+f, dout[r*F+f]
+//			s := 1 / (1 + math.Exp(-gate[i]))             // sigmoid
+//			dgate[i] = d * up[i] * s * (1 + gate[i]*(1-s)) // silu'(g) = s(1+g(1-s))
+//			dup[i] = d * gate[i] * s
+//		}
 //	}
-func RefSwiGLUBackward(dgate, dup, dout, gate, up []float64, n int) {
-	for i := 0; i < n; i++ {
-		s := 1 / (1 + math.Exp(-gate[i]))
-		dgate[i] = dout[i] * up[i] * s * (1 + gate[i]*(1-s))
-		dup[i] = dout[i] * gate[i] * s
+func RefSwiGLUBackward(dgate, dup, dout, gate, up []float64, N, F, ld int) {
+	for r := 0; r < N; r++ {
+		for f := 0; f < F; f++ {
+			i, d := r*ld+f, dout[r*F+f]
+			s := 1 / (1 + math.Exp(-gate[i]))
+			dgate[i] = d * up[i] * s * (1 + gate[i]*(1-s))
+			dup[i] = d * gate[i] * s
+		}
 	}
+}
+
+// StridedLen is the elements a [N,F] operand read at row stride ld spans:
+// (N−1)·ld + F, or 0 when N or F is 0.
+func StridedLen(N, F, ld int) int {
+	if N <= 0 || F <= 0 {
+		return 0
+	}
+	return (N-1)*ld + F
 }
 
 // RefAXPBY is the reference for Backend.AXPBY (b is ignored when beta == 0):

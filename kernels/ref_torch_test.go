@@ -139,10 +139,10 @@ func TestRefsAgainstTorch(t *testing.T) {
 
 	s := fx.SwiGLU
 	o = make([]float64, s.N)
-	RefSwiGLU(o, s.Gate, s.Up, s.N)
+	RefSwiGLU(o, s.Gate, s.Up, 1, s.N, s.N)
 	near(t, "swiglu", o, s.Out)
 	dg, du := make([]float64, s.N), make([]float64, s.N)
-	RefSwiGLUBackward(dg, du, s.Dout, s.Gate, s.Up, s.N)
+	RefSwiGLUBackward(dg, du, s.Dout, s.Gate, s.Up, 1, s.N, s.N)
 	near(t, "swiglu dgate", dg, s.Dgate)
 	near(t, "swiglu dup", du, s.Dup)
 

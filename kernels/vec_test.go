@@ -48,9 +48,9 @@ func TestElementwiseBitIdentical(t *testing.T) {
 		})
 	}
 	o, dg, du := be.Alloc(F32, n), be.Alloc(F32, n), be.Alloc(F32, n)
-	be.SwiGLU(o, buf(x), buf(u), n)
+	be.SwiGLU(o, buf(x), buf(u), 1, n, n)
 	check("SwiGLU", get(o), func(i int) float32 { return float32(x[i]/(1+expf(-x[i]))) * u[i] })
-	be.SwiGLUBackward(dg, du, buf(d), buf(x), buf(u), n)
+	be.SwiGLUBackward(dg, du, buf(d), buf(x), buf(u), 1, n, n)
 	sig := func(i int) float32 { return 1 / (1 + expf(-x[i])) }
 	check("SwiGLUBackward dgate", get(dg), func(i int) float32 { s := sig(i); return float32(float32(d[i]*u[i])*s) * (1 + float32(x[i]*(1-s))) })
 	check("SwiGLUBackward dup", get(du), func(i int) float32 { return float32(d[i]*x[i]) * sig(i) })

@@ -55,6 +55,7 @@ type KVCache struct {
 	mark                 []uint64 // per sequence: distinctness check
 	gen                  uint64
 	one                  [1]KVRow
+	fusedPrologues       int // BiasRoPEKV calls (prologue.go), for tests
 }
 
 // KVOptions size a paged cache (NewPagedKVCache).

@@ -60,6 +60,8 @@ type eagerOps struct {
 	n   int // new tokens
 	a   *arena
 	ap  kernels.AttnParams // one row per token, over the tokens' pages
+	// pend holds the deferred addBias and rope results (prologue.go)
+	pend map[kernels.Buffer]pending
 }
 
 var _ ops = (*eagerOps)(nil)
@@ -67,6 +69,7 @@ var _ ops = (*eagerOps)(nil)
 func (e *eagerOps) out(w int) act { return act{buf: e.a.get(e.n * w), w: w} }
 
 func (e *eagerOps) setLayer(l int) {
+	e.flushPending()
 	e.a = &e.d.arenas[l%2]
 	e.a.reset()
 }
@@ -79,6 +82,7 @@ func (e *eagerOps) embed(table *Param) act {
 }
 
 func (e *eagerOps) rmsNorm(x act, w *Param) act {
+	x = e.val(x)
 	W := w.Len()
 	rows := e.n * x.w / W
 	o := e.out(x.w)
@@ -89,6 +93,7 @@ func (e *eagerOps) rmsNorm(x act, w *Param) act {
 // linear is x·Wᵀ (+ (α/r)·(x·Aᵀ)·Bᵀ while adapters are on and unmerged).
 func (e *eagerOps) linear(x act, l *Linear) act {
 	m := e.d.m
+	x = e.val(x)
 	out, in := l.W.Shape[0], l.W.Shape[1]
 	o := e.out(out)
 	m.be.MatMul(o.buf, x.buf, l.W.W, kernels.MatMulParams{Batch: 1, M: e.n, N: out, K: in, TransB: true, Alpha: 1, BF16: m.bf16})
@@ -104,6 +109,11 @@ func (e *eagerOps) linear(x act, l *Linear) act {
 
 func (e *eagerOps) addBias(x act, b *Param) act {
 	o := e.out(x.w)
+	if _, busy := e.pend[x.buf]; !busy && e.fuser() != nil {
+		e.deferOp(o, pending{src: x.buf, w: x.w, bias: b})
+		return o
+	}
+	x = e.val(x)
 	e.d.m.be.AddBias(o.buf, x.buf, b.W, e.n, x.w)
 	return o
 }
@@ -112,6 +122,20 @@ func (e *eagerOps) rope(x act) act {
 	m := e.d.m
 	D := m.Config.HeadDim
 	o := e.out(x.w)
+	if e.fuser() != nil {
+		p, ok := e.pend[x.buf]
+		switch {
+		case !ok:
+			e.deferOp(o, pending{src: x.buf, w: x.w, rope: true})
+			return o
+		case !p.rope && !p.absorbed: // a pending bias: rotate it in the same pass
+			p.absorbed = true
+			e.pend[x.buf] = p
+			e.deferOp(o, pending{src: p.src, w: x.w, bias: p.bias, rope: true})
+			return o
+		}
+	}
+	x = e.val(x)
 	m.be.RoPE(o.buf, x.buf, m.cos, m.sin, e.d.pos[:e.n], e.n, x.w/D, D, false)
 	return o
 }
@@ -120,6 +144,12 @@ func (e *eagerOps) rope(x act) act {
 // then attends over the pages.
 func (e *eagerOps) attention(q, k, v act, layer int) act {
 	d, be, ap := e.d, e.d.m.be, e.ap
+	if e.fusedAttention(q, k, v, layer) {
+		o := e.out(q.w)
+		be.Attention(o.buf, d.scratchLse(e.n*ap.Hq), q.buf, d.k[layer], d.v[layer], ap)
+		return o
+	}
+	q, k, v = e.val(q), e.val(k), e.val(v)
 	be.KVScatter(d.k[layer], k.buf, d.page[:e.n], d.off[:e.n], e.n, ap.Hkv, ap.D, PageSize)
 	be.KVScatter(d.v[layer], v.buf, d.page[:e.n], d.off[:e.n], e.n, ap.Hkv, ap.D, PageSize)
 	o := e.out(q.w)
@@ -128,13 +158,15 @@ func (e *eagerOps) attention(q, k, v act, layer int) act {
 }
 
 func (e *eagerOps) add(a, b act) act {
+	a, b = e.val(a), e.val(b)
 	o := e.out(a.w)
 	e.d.m.be.AXPBY(o.buf, a.buf, b.buf, 1, 1, e.n*a.w)
 	return o
 }
 
 func (e *eagerOps) swiGLU(gate, up act) act {
+	gate, up = e.val(gate), e.val(up)
 	o := e.out(gate.w)
-	e.d.m.be.SwiGLU(o.buf, gate.buf, up.buf, e.n*gate.w)
+	e.d.m.be.SwiGLU(o.buf, gate.buf, up.buf, e.n, gate.w, gate.w)
 	return o
 }

@@ -114,13 +114,16 @@
 // decoder's KV cache is bf16 there (kernels.BF16KVCache). LogProbs and its
 // backward read bf16 logits (the bf16 stash) in place.
 //
-// Kernels: RMSNorm (block per row, deterministic two-pass dw), RoPE,
+// Kernels: RMSNorm (block per row, deterministic two-pass dw; an f32 or
+// a bf16 out), RoPE, the decode step's fused bias + RoPE + KV write
+// (rope_kv, the same bits as the ops one by one),
 // flash attention (K/V tiles of 32 keys through shared memory, online
 // softmax, a block holds up to 16 (query, head) rows of one KV group so
 // decoding reuses each tile across the G query heads; backward recomputes
 // P from lse, dq per query block and dk/dv per key block without atomics),
-// KV-cache write, SwiGLU, fused log-softmax/gather/entropy (one pass per
-// row) and its backward, embedding gather and atomicAdd scatter, AXPBY,
+// KV-cache write, SwiGLU (at a row stride: the fused gate/up layout),
+// fused log-softmax/gather/entropy (one pass per row; rows over 4,096
+// logits in vocabulary chunks merged in a fixed order) and its backward, embedding gather and atomicAdd scatter, AXPBY,
 // Mul, AddBias, SumRows, Dot (two-pass), dropout (kernels.DropoutUniform's
 // hash), AdamW, and sampling (temperature, top-k, top-p; exact integer
 // radix select over (logit, id) keys with fixed-point probabilities, so it

@@ -6,7 +6,25 @@
 // exp(logit - lse) elementwise. Each kernel has a twin (_bf16) that reads
 // bf16 logits directly (the bf16 modes' stashed logits), so no N×V f32
 // copy is made; arithmetic stays f32.
+//
+// Rows longer than LP_CHUNK (a real vocabulary: 151,936 for Qwen2.5) are
+// read in vocabulary chunks: logprobs_chunk runs one block per (row,
+// chunk), each keeping the online state (max, Σe, Σe·(l-max)) of its
+// LP_CHUNK logits, and logprobs_combine merges a row's chunk states in a
+// fixed order. A decode step's few rows then fill the GPU (N·ceil(V/LP_CHUNK)
+// blocks instead of N), every block has the same size whatever V is, and a
+// row's result does not depend on N (decoding and training agree bit for
+// bit). V ≤ LP_CHUNK stays one block per row (logprobs_fwd).
+//
+// Bytes: forward reads N·V·e (e = 4 f32, 2 bf16) once plus N·12 partial
+// bytes per chunk written and read back; backward reads N·V·e and writes
+// N·V·4. FLOPs: about 5 per logit and one expf, forward and backward.
 #include "common.cuh"
+
+// LP_CHUNK logits per block of LP_CHUNK_THREADS threads (16 each); the host
+// (ops_nn.go lpChunk) uses the same numbers.
+#define LP_CHUNK 4096
+#define LP_CHUNK_THREADS 256  // the chunk kernels' __launch_bounds__
 
 __device__ __forceinline__ float lp_ld(const float* p, long long i) { return p[i]; }
 __device__ __forceinline__ float lp_ld(const bf16_t* p, long long i) { return bf16_to_f32(p[i]); }
@@ -47,18 +65,12 @@ __device__ __forceinline__ SoftmaxAcc sm_warp(SoftmaxAcc a) {
 #endif
 }
 
-// logprobs_fwd: one block per row n (grid N).
-//
-//	lse[n] = log Σ_v exp(logits[n,v]); lp[n] = logits[n,t] - lse[n] (0 if t < 0)
-//	ent[n] = -Σ_v p log p (when want_ent)
+// sm_thread is the online state of this thread's logits of row[v0, v1)
+// (a block-stride loop).
 template <class T>
-__device__ __forceinline__ void logprobs_fwd_impl(float* lp, float* lse, float* ent, const T* logits,
-                                                  const int* targets, int N, int V, int want_ent) {
-  __shared__ float red[3][32];
-  const int n = blockIdx.x, lane = threadIdx.x & 31, w = threadIdx.x >> 5, nw = blockDim.x >> 5;
-  const T* row = logits + (long long)n * V;
+__device__ __forceinline__ SoftmaxAcc sm_thread(const T* row, int v0, int v1) {
   SoftmaxAcc a = {-INFINITY, 0.f, 0.f};
-  for (int v = threadIdx.x; v < V; v += blockDim.x) {
+  for (int v = v0 + threadIdx.x; v < v1; v += blockDim.x) {
     float x = lp_ld(row, v);
     if (x > a.m) {  // new running max: rescale what was summed so far
       if (a.m == -INFINITY) {
@@ -76,6 +88,13 @@ __device__ __forceinline__ void logprobs_fwd_impl(float* lp, float* lse, float* 
       a.t += e * d;
     }
   }
+  return a;
+}
+
+// sm_block is the state of the whole block's thread states, in thread 0.
+__device__ __forceinline__ SoftmaxAcc sm_block(SoftmaxAcc a) {
+  __shared__ float red[3][32];
+  const int lane = threadIdx.x & 31, w = threadIdx.x >> 5, nw = blockDim.x >> 5;
   a = sm_warp(a);
   if (lane == 0) {
     red[0][w] = a.m;
@@ -83,23 +102,41 @@ __device__ __forceinline__ void logprobs_fwd_impl(float* lp, float* lse, float* 
     red[2][w] = a.t;
   }
   __syncthreads();
+  SoftmaxAcc b = {-INFINITY, 0.f, 0.f};
   if (w == 0) {
-    SoftmaxAcc b = {-INFINITY, 0.f, 0.f};
     if (lane < nw) {
       b.m = red[0][lane];
       b.s = red[1][lane];
       b.t = red[2][lane];
     }
     b = sm_warp(b);
-    if (lane == 0) {
-      float ls = logf(b.s);
-      float L = b.m + ls;
-      lse[n] = L;
-      int t = targets[n];
-      lp[n] = t >= 0 ? lp_ld(row, t) - L : 0.f;
-      if (want_ent) ent[n] = ls - b.t / b.s;
-    }
   }
+  return b;
+}
+
+// logprobs_finish writes row n's results from its state b.
+template <class T>
+__device__ __forceinline__ void logprobs_finish(float* lp, float* lse, float* ent, const T* row, const int* targets,
+                                                int n, SoftmaxAcc b, int want_ent) {
+  float ls = logf(b.s);
+  float L = b.m + ls;
+  lse[n] = L;
+  int t = targets[n];
+  lp[n] = t >= 0 ? lp_ld(row, t) - L : 0.f;
+  if (want_ent) ent[n] = ls - b.t / b.s;
+}
+
+// logprobs_fwd: one block per row n (grid N).
+//
+//	lse[n] = log Σ_v exp(logits[n,v]); lp[n] = logits[n,t] - lse[n] (0 if t < 0)
+//	ent[n] = -Σ_v p log p (when want_ent)
+template <class T>
+__device__ __forceinline__ void logprobs_fwd_impl(float* lp, float* lse, float* ent, const T* logits,
+                                                  const int* targets, int N, int V, int want_ent) {
+  const int n = blockIdx.x;
+  const T* row = logits + (long long)n * V;
+  SoftmaxAcc b = sm_block(sm_thread(row, 0, V));
+  if (threadIdx.x == 0) logprobs_finish(lp, lse, ent, row, targets, n, b, want_ent);
 }
 
 extern "C" __global__ void __launch_bounds__(1024) logprobs_fwd(float* lp, float* lse, float* ent, const float* logits,
@@ -110,6 +147,64 @@ extern "C" __global__ void __launch_bounds__(1024) logprobs_fwd(float* lp, float
 extern "C" __global__ void __launch_bounds__(1024) logprobs_fwd_bf16(float* lp, float* lse, float* ent, const bf16_t* logits,
                                              const int* targets, int N, int V, int want_ent) {
   logprobs_fwd_impl(lp, lse, ent, logits, targets, N, V, want_ent);
+}
+
+// logprobs_chunk: grid (nc, min(N, 65535)), block LP_CHUNK_THREADS; block (c, y) writes,
+// for rows n = y, y + gridDim.y, ...,
+// the online state of logits[n, c*LP_CHUNK .. min(V, (c+1)*LP_CHUNK)) to
+// part[(n*nc + c)*3 + {0,1,2}] = max, Σe, Σe·(l-max).
+template <class T>
+__device__ __forceinline__ void logprobs_chunk_impl(float* part, const T* logits, int N, int V, int nc) {
+  const int c = blockIdx.x, v0 = c * LP_CHUNK, v1 = min(V, v0 + LP_CHUNK);
+  for (int n = blockIdx.y; n < N; n += gridDim.y) {  // grid y is capped at 65535 rows
+    SoftmaxAcc b = sm_block(sm_thread(logits + (long long)n * V, v0, v1));
+    if (threadIdx.x == 0) {
+      float* p = part + ((long long)n * nc + c) * 3;
+      p[0] = b.m;
+      p[1] = b.s;
+      p[2] = b.t;
+    }
+    __syncthreads();  // warp 0 has read the shared partials before the next row writes them
+  }
+}
+
+extern "C" __global__ void __launch_bounds__(256) logprobs_chunk(float* part, const float* logits, int N, int V,
+                                                                              int nc) {
+  logprobs_chunk_impl(part, logits, N, V, nc);
+}
+
+extern "C" __global__ void __launch_bounds__(256) logprobs_chunk_bf16(float* part, const bf16_t* logits, int N,
+                                                                                   int V, int nc) {
+  logprobs_chunk_impl(part, logits, N, V, nc);
+}
+
+// logprobs_combine: one warp per row n (grid N, block 32): lane l merges
+// chunks l, l+32, ... in order, then the lanes' states merge by the
+// butterfly; lane 0 writes lse, lp and ent as logprobs_fwd does.
+template <class T>
+__device__ __forceinline__ void logprobs_combine_impl(float* lp, float* lse, float* ent, const float* part, const T* logits,
+                                                      const int* targets, int N, int V, int nc, int want_ent) {
+  const int n = blockIdx.x, lane = threadIdx.x;
+  SoftmaxAcc a = {-INFINITY, 0.f, 0.f};
+  for (int c = lane; c < nc; c += 32) {
+    const float* p = part + ((long long)n * nc + c) * 3;
+    SoftmaxAcc b = {p[0], p[1], p[2]};
+    a = sm_combine(a, b);
+  }
+  a = sm_warp(a);
+  if (lane == 0) logprobs_finish(lp, lse, ent, logits + (long long)n * V, targets, n, a, want_ent);
+}
+
+extern "C" __global__ void __launch_bounds__(32) logprobs_combine(float* lp, float* lse, float* ent, const float* part,
+                                                                  const float* logits, const int* targets, int N, int V,
+                                                                  int nc, int want_ent) {
+  logprobs_combine_impl(lp, lse, ent, part, logits, targets, N, V, nc, want_ent);
+}
+
+extern "C" __global__ void __launch_bounds__(32) logprobs_combine_bf16(float* lp, float* lse, float* ent, const float* part,
+                                                                       const bf16_t* logits, const int* targets, int N,
+                                                                       int V, int nc, int want_ent) {
+  logprobs_combine_impl(lp, lse, ent, part, logits, targets, N, V, nc, want_ent);
 }
 
 // logprobs_bwd: elementwise over N*V.

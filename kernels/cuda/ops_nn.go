@@ -46,12 +46,16 @@ func (be *Backend) RMSNorm(out, rstd, x, w kernels.Buffer, N, C int, eps float32
 	o := be.begin("RMSNorm")
 	defer o.end()
 	o.Dims("N, C", N, C)
-	op, rp := o.out("out", out, N*C), o.out("rstd", rstd, N)
+	ob, rp := o.buf("out", out, N*C, kernels.WriteAny), o.out("rstd", rstd, N) // out F32 or BF16
 	xp, wp := o.in("x", x, N*C), o.in("w", w, C)
 	if o.Skip(N, C) {
 		return
 	}
-	o.launch("rmsnorm_fwd", dim3{N, 1, 1}, rowBlock(C), pArg(op), pArg(rp), pArg(xp), pArg(wp), iArg(N), iArg(C), fArg(eps))
+	kernel := "rmsnorm_fwd"
+	if ob.dt == kernels.BF16 {
+		kernel = "rmsnorm_fwd_bf16"
+	}
+	o.launch(kernel, dim3{N, 1, 1}, rowBlock(C), pArg(ob.ptr()), pArg(rp), pArg(xp), pArg(wp), iArg(N), iArg(C), fArg(eps))
 }
 
 func (be *Backend) RMSNormBackward(dx, dw, dout, x, w, rstd kernels.Buffer, N, C int) {
@@ -109,27 +113,39 @@ func (be *Backend) RoPE(out, x, cos, sin kernels.Buffer, pos []int32, N, H, D in
 		iArg(N), iArg(H), iArg(D), bArg(inverse))
 }
 
-func (be *Backend) SwiGLU(out, gate, up kernels.Buffer, n int) {
+func (be *Backend) SwiGLU(out, gate, up kernels.Buffer, N, F, ld int) {
 	o := be.begin("SwiGLU")
 	defer o.end()
-	o.Dims("n", n)
-	op, gp, up_ := o.out("out", out, n), o.in("gate", gate, n), o.in("up", up, n)
-	if o.Skip(n) {
+	o.Dims("N, F, ld", N, F, ld)
+	o.Stride("ld", ld, F)
+	span := kernels.StridedLen(N, F, ld)
+	op, gp, up_ := o.out("out", out, N*F), o.in("gate", gate, span), o.in("up", up, span)
+	if o.Skip(N, F) {
 		return
 	}
-	o.launch("swiglu_fwd", grid1(int64(n)), block1, pArg(op), pArg(gp), pArg(up_), lArg(int64(n)))
+	o.launch("swiglu_fwd", rowsGrid(N, F), block1, pArg(op), pArg(gp), pArg(up_), iArg(N), iArg(F), lArg(int64(ld)))
 }
 
-func (be *Backend) SwiGLUBackward(dgate, dup, dout, gate, up kernels.Buffer, n int) {
+func (be *Backend) SwiGLUBackward(dgate, dup, dout, gate, up kernels.Buffer, N, F, ld int) {
 	o := be.begin("SwiGLUBackward")
 	defer o.end()
-	o.Dims("n", n)
-	dg, du := o.out("dgate", dgate, n), o.out("dup", dup, n)
-	dp, gp, up_ := o.in("dout", dout, n), o.in("gate", gate, n), o.in("up", up, n)
-	if o.Skip(n) {
+	o.Dims("N, F, ld", N, F, ld)
+	o.Stride("ld", ld, F)
+	span := kernels.StridedLen(N, F, ld)
+	dg, du := o.out("dgate", dgate, span), o.out("dup", dup, span)
+	dp, gp, up_ := o.in("dout", dout, N*F), o.in("gate", gate, span), o.in("up", up, span)
+	if o.Skip(N, F) {
 		return
 	}
-	o.launch("swiglu_bwd", grid1(int64(n)), block1, pArg(dg), pArg(du), pArg(dp), pArg(gp), pArg(up_), lArg(int64(n)))
+	o.launch("swiglu_bwd", rowsGrid(N, F), block1, pArg(dg), pArg(du), pArg(dp), pArg(gp), pArg(up_),
+		iArg(N), iArg(F), lArg(int64(ld)))
+}
+
+// rowsGrid is mlp.cu's grid over N rows of F columns: blocks of 256 over
+// the columns (at most 8192), one block row per row (at most 65535; both
+// loops stride).
+func rowsGrid(N, F int) dim3 {
+	return dim3{grid1(int64(F)).x, min(max(N, 1), 65535), 1}
 }
 
 func (be *Backend) LogProbs(lp, lse, ent, logits kernels.Buffer, targets []int32, N, V int) {
@@ -146,9 +162,28 @@ func (be *Backend) LogProbs(lp, lse, ent, logits kernels.Buffer, targets []int32
 	if o.Skip(N) || !o.Targets(targets[:N], V) {
 		return
 	}
-	o.launch(kernel, dim3{N, 1, 1}, rowBlock(V), pArg(lpp), pArg(lsep), pArg(entp), pArg(xp),
-		pArg(o.ints(targets[:N])), iArg(N), iArg(V), bArg(ent != nil))
+	tp := o.ints(targets[:N])
+	if V <= lpChunk {
+		o.launch(kernel, dim3{N, 1, 1}, rowBlock(V), pArg(lpp), pArg(lsep), pArg(entp), pArg(xp),
+			pArg(tp), iArg(N), iArg(V), bArg(ent != nil))
+		return
+	}
+	// vocabulary chunks: one block per (chunk, row), then one warp per row
+	suffix := kernel[len("logprobs_fwd"):] // "" or "_bf16"
+	nc := (V + lpChunk - 1) / lpChunk
+	part := o.scratch(int64(N) * int64(nc) * 3 * 4)
+	o.launch("logprobs_chunk"+suffix, dim3{nc, min(N, 65535), 1}, dim3{lpChunkThreads, 1, 1}, pArg(part), pArg(xp),
+		iArg(N), iArg(V), iArg(nc))
+	o.launch("logprobs_combine"+suffix, dim3{N, 1, 1}, dim3{32, 1, 1}, pArg(lpp), pArg(lsep), pArg(entp), pArg(part),
+		pArg(xp), pArg(tp), iArg(N), iArg(V), iArg(nc), bArg(ent != nil))
 }
+
+// lpChunk and lpChunkThreads are logprobs.cu's LP_CHUNK and
+// LP_CHUNK_THREADS: rows longer than lpChunk are read in chunks of it.
+const (
+	lpChunk        = 4096
+	lpChunkThreads = 256
+)
 
 func (be *Backend) LogProbsBackward(dlogits, dlp, logits, lse kernels.Buffer, targets []int32, N, V int) {
 	o := be.begin("LogProbsBackward")

@@ -161,16 +161,20 @@ func SwiGLU(gate, up *gorgonia.Node) (*gorgonia.Node, error) {
 		return nil, err
 	}
 	n := size(gate)
+	F := n // rows of the last axis (one row for a vector)
+	if sh := gate.Shape(); len(sh) > 1 && sh[len(sh)-1] > 0 {
+		F = sh[len(sh)-1]
+	}
 	o := &op{name: "SwiGLU", out: gate.Shape(), diff: []bool{true, true}}
 	o.run = func(be kernels.Backend, out kernels.Buffer, in []kernels.Buffer) error {
-		be.SwiGLU(out, in[0], in[1], n)
+		be.SwiGLU(out, in[0], in[1], n/max(F, 1), F, F)
 		return nil
 	}
 	o.grad = func(in gorgonia.Nodes, _, g *gorgonia.Node) (gorgonia.Nodes, error) {
 		bo := &op{name: "SwiGLUBackward", key: fmt.Sprintf("n=%d", n), out: tensor.Shape{2 * n}}
 		bo.run = func(be kernels.Backend, out kernels.Buffer, in []kernels.Buffer) error {
 			// in: dout, gate, up
-			be.SwiGLUBackward(be.View(out, 0, n), be.View(out, n, n), viewOf(be, in[0], 0, n), in[1], in[2], n)
+			be.SwiGLUBackward(be.View(out, 0, n), be.View(out, n, n), viewOf(be, in[0], 0, n), in[1], in[2], n/max(F, 1), F, F)
 			return nil
 		}
 		bw, err := apply(bo, g, in[0], in[1])
@@ -180,6 +184,44 @@ func SwiGLU(gate, up *gorgonia.Node) (*gorgonia.Node, error) {
 		return parts(bw, false, in[0].Shape(), in[1].Shape())
 	}
 	return apply(o, gate, up)
+}
+
+// SwiGLUFused is silu(gate)·up over the fused gate/up layout: gu is
+// [N, 2F] with gate in columns [0, F) and up in [F, 2F) of each row (one
+// GEMM's output); the result is [N, F]. Its gradient is [N, 2F] in the same
+// layout, so no split or concatenation copy is made either way.
+func SwiGLUFused(gu *gorgonia.Node) (*gorgonia.Node, error) {
+	sh := gu.Shape()
+	if len(sh) != 2 || sh[1]%2 != 0 {
+		return nil, fmt.Errorf("SwiGLUFused: gate/up must be [N, 2F], got %v", sh)
+	}
+	N, F := sh[0], sh[1]/2
+	o := &op{name: "SwiGLUFused", key: fmt.Sprintf("N=%d F=%d", N, F), out: tensor.Shape{N, F}, diff: []bool{true}}
+	o.run = func(be kernels.Backend, out kernels.Buffer, in []kernels.Buffer) error {
+		be.SwiGLU(out, in[0], upper(be, in[0], F), N, F, 2*F)
+		return nil
+	}
+	o.grad = func(in gorgonia.Nodes, _, g *gorgonia.Node) (gorgonia.Nodes, error) {
+		bo := &op{name: "SwiGLUFusedBackward", key: fmt.Sprintf("N=%d F=%d", N, F), out: tensor.Shape{N, 2 * F}}
+		bo.run = func(be kernels.Backend, out kernels.Buffer, in []kernels.Buffer) error {
+			// in: dout [N, F], gu [N, 2F]; out = dgu, every element written
+			be.SwiGLUBackward(out, upper(be, out, F), viewOf(be, in[0], 0, N*F), in[1], upper(be, in[1], F), N, F, 2*F)
+			return nil
+		}
+		bw, err := apply(bo, g, in[0])
+		if err != nil {
+			return nil, err
+		}
+		return gorgonia.Nodes{bw}, nil
+	}
+	return apply(o, gu)
+}
+
+// upper is b from element F on (the up half's first row), empty if b is
+// shorter.
+func upper(be kernels.Backend, b kernels.Buffer, F int) kernels.Buffer {
+	off := min(F, b.Len())
+	return be.View(b, off, b.Len()-off)
 }
 
 // LogProbs is the fused log-softmax + gather over logits [N, V] at

@@ -97,6 +97,8 @@ func opCases() []opCase {
 			}},
 		{name: "SwiGLU", B: 1, T: 1, in: []inSpec{in("gate", true, 6, 5), in("up", true, 6, 5)},
 			build: func(t *testing.T, x []*gorgonia.Node, _ *Batch) *gorgonia.Node { return mk(t)(SwiGLU(x[0], x[1])) }},
+		{name: "SwiGLUFused", B: 1, T: 1, in: []inSpec{in("gu", true, 6, 10)},
+			build: func(t *testing.T, x []*gorgonia.Node, _ *Batch) *gorgonia.Node { return mk(t)(SwiGLUFused(x[0])) }},
 		{name: "AXPBY", B: 1, T: 1, in: []inSpec{in("a", true, 4, 5), in("b", true, 4, 5)},
 			build: func(t *testing.T, x []*gorgonia.Node, _ *Batch) *gorgonia.Node {
 				return mk(t)(AXPBY(x[0], x[1], 0.7, -1.3))

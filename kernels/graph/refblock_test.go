@@ -88,7 +88,7 @@ func refBlock(bg *blockGraph, gv []float32) refResult {
 	h2, r2 := norm(x2, p["n2"])
 	gt, up := lin(h2, p["wg"], C, F), lin(h2, p["wu"], C, F)
 	m := make([]float64, N*F)
-	kernels.RefSwiGLU(m, gt, up, N*F)
+	kernels.RefSwiGLU(m, gt, up, 1, N*F, N*F)
 	x3 := add(x2, lin(m, p["wd"], F, C))
 	h3, r3 := norm(x3, p["nf"])
 	logits := lin(h3, p["wlm"], C, V)
@@ -109,7 +109,7 @@ func refBlock(bg *blockGraph, gv []float32) refResult {
 	dm, dwd := linBack(dx3, m, p["wd"], F, C)
 	gr["wd"] = dwd
 	dgt, dup := make([]float64, N*F), make([]float64, N*F)
-	kernels.RefSwiGLUBackward(dgt, dup, dm, gt, up, N*F)
+	kernels.RefSwiGLUBackward(dgt, dup, dm, gt, up, 1, N*F, N*F)
 	dh2a, dwg := linBack(dgt, h2, p["wg"], C, F)
 	dh2b, dwu := linBack(dup, h2, p["wu"], C, F)
 	gr["wg"], gr["wu"] = dwg, dwu

@@ -118,10 +118,14 @@ func catalogue() []opSpec {
 				b.Attention(a["out"], a["lse"], a["q"], a["k"], a["v"], paged)
 			}},
 		{name: "SwiGLU", args: []argSpec{arg("out", R*C, out), arg("gate", R*C, in), arg("up", R*C, in)},
-			call: func(b kernels.Backend, a map[string]kernels.Buffer) { b.SwiGLU(a["out"], a["gate"], a["up"], R*C) }},
+			call: func(b kernels.Backend, a map[string]kernels.Buffer) { b.SwiGLU(a["out"], a["gate"], a["up"], R, C, C) }},
+		{name: "SwiGLU fused layout", args: []argSpec{arg("out", R*C, out), arg("gu", 2*R*C, in)},
+			call: func(b kernels.Backend, a map[string]kernels.Buffer) {
+				b.SwiGLU(a["out"], a["gu"], b.View(a["gu"], C, 2*R*C-C), R, C, 2*C)
+			}},
 		{name: "SwiGLUBackward", args: []argSpec{arg("dgate", R*C, out), arg("dup", R*C, out), arg("dout", R*C, in), arg("gate", R*C, in), arg("up", R*C, in)},
 			call: func(b kernels.Backend, a map[string]kernels.Buffer) {
-				b.SwiGLUBackward(a["dgate"], a["dup"], a["dout"], a["gate"], a["up"], R*C)
+				b.SwiGLUBackward(a["dgate"], a["dup"], a["dout"], a["gate"], a["up"], R, C, C)
 			}},
 		{name: "LogProbs", args: []argSpec{arg("lp", R, out), arg("lse", R, out), arg("ent", R, out), arg("logits", R*V, in)}, ints: [][]int32{targets},
 			call: func(b kernels.Backend, a map[string]kernels.Buffer) {

@@ -68,8 +68,8 @@ func testEmpty(h *harness) {
 	b.KVWrite(cache, x, []int32{5}, []int32{9}, 1, 0, 2, 4, 0) // T = 0: slot and position are not checked
 	expect("KVWrite with T 0", cache, sentinel)
 
-	b.SwiGLU(o, x, x, 0)
-	b.SwiGLUBackward(o, o, x, x, x, 0)
+	b.SwiGLU(o, x, x, 0, 3, 3)
+	b.SwiGLUBackward(o, o, x, x, x, 0, 3, 6)
 	b.AXPBY(o, x, x, 1, 1, 0)
 	b.Mul(o, x, x, 0)
 	b.AddBias(o, x, x, 0, 3)
@@ -105,7 +105,7 @@ func testEmpty(h *harness) {
 	// Buffers are checked even for empty calls.
 	for i, call := range []func(){
 		func() { b.MatMul(nil, x, x, kernels.MatMulParams{Batch: 0, M: 2, N: 2, K: 2, Alpha: 1}) },
-		func() { b.SwiGLU(nil, x, x, 0) },
+		func() { b.SwiGLU(nil, x, x, 0, 1, 1) },
 		func() { b.Embedding(o, nil, nil, 3) },
 		func() { b.KVWrite(cache, nil, nil, nil, 0, 1, 1, 1, 1) },
 		func() { b.LogProbs(lp, nil, nil, x, nil, 0, 5) },

@@ -55,6 +55,7 @@ func RunAllExcept(t *testing.T, b kernels.Backend, skip ...string) {
 		{"KVWrite", testKVWrite},
 		{"AttentionPaged", testAttentionPaged},
 		{"KVScatter", testKVScatter},
+		{"BiasRoPEKV", testBiasRoPEKV},
 		{"SwiGLU", testSwiGLU},
 		{"LogProbs", testLogProbs},
 		{"Elementwise", testElementwise},

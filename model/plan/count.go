@@ -56,10 +56,11 @@ func (s Shape) WeightBytes() float64 {
 // KVBytesPerKey is one token's K and V over all layers in the bf16 cache.
 func (s Shape) KVBytesPerKey() float64 { return 2 * 2 * float64(s.L) * float64(s.Hkv) * float64(s.D) }
 
-// ElemBytesForward is what the unfused elementwise kernels of one token's
+// ElemBytesForward is what the elementwise kernels of one token's training
 // forward read and write through HBM (f32): per layer two RMSNorms (read
 // and write C each), two residual adds (read 2C, write C), q/k/v bias
-// adds and RoPE on q and k (read and write), SwiGLU (read 2F, write F);
+// adds and RoPE on q and k (read and write), SwiGLU (one kernel: read 2F,
+// write F);
 // then the logits (written by the head, read by the log-softmax) where
 // head.
 func (s Shape) ElemBytesForward(head bool) float64 {
@@ -71,6 +72,17 @@ func (s Shape) ElemBytesForward(head bool) float64 {
 		b += 2 * 4 * float64(s.V)
 	}
 	return b
+}
+
+// ElemBytesDecode is ElemBytesForward for the decoder's eager pass, whose
+// attention prologue is one fused kernel (rope.cu rope_kv): it reads q, k
+// and v once and writes the rotated q (its k and v go to the KV cache,
+// counted in KVBytesPerKey), where the training graph's bias adds and
+// RoPE read and write q, k and v again: 4·(2·qd + 4·kd) bytes less per
+// layer.
+func (s Shape) ElemBytesDecode(head bool) float64 {
+	qd, kd := float64(s.Hq*s.D), float64(s.Hkv*s.D)
+	return s.ElemBytesForward(head) - 4*(2*qd+4*kd)*float64(s.L)
 }
 
 // StashBytes is what one token's training forward keeps for the backward
@@ -157,7 +169,7 @@ func predicted(s Shape, g GPU, p *Plan) map[string]float64 {
 		const ctx = 1536
 		keys := float64(B) * ctx
 		ph := g.phase(Phase{GEMMFLOPs: s.GEMMForward(B, B, s.R > 0), AttnFLOPs: s.AttnForward(keys),
-			WeightBytes: s.WeightBytes(), KVBytes: keys * s.KVBytesPerKey(), ActBytes: float64(B) * s.ElemBytesForward(true)})
+			WeightBytes: s.WeightBytes(), KVBytes: keys * s.KVBytesPerKey(), ActBytes: float64(B) * s.ElemBytesDecode(true)})
 		m[fmt.Sprintf("decode_b%d_tok_s", B)] = float64(B) / ph.Seconds
 	}
 	for _, T := range []int{1024, 1536} {
@@ -187,14 +199,14 @@ func step(s Shape, g GPU, w Work) (*Plan, error) {
 		// prefill each prompt once (the cache is forked G ways); logits of the last token
 		p.Phases = append(p.Phases, g.phase(Phase{Name: "rollout prefill",
 			GEMMFLOPs: s.GEMMForward(P*Tp, P, lora), AttnFLOPs: s.AttnForward(float64(P) * Keys(0, Tp)),
-			WeightBytes: s.WeightBytes(), ActBytes: float64(P*Tp) * s.ElemBytesForward(false),
+			WeightBytes: s.WeightBytes(), ActBytes: float64(P*Tp) * s.ElemBytesDecode(false),
 			Note: fmt.Sprintf("%d prompts × %d tokens", P, Tp)}))
 		// R decode steps of P·G sequences; step i reads Tp+i keys per sequence
 		keys := float64(P*G) * Keys(Tp, R)
 		p.Phases = append(p.Phases, g.phase(Phase{Name: "rollout decode",
 			GEMMFLOPs: s.GEMMForward(P*G*R, P*G*R, lora), AttnFLOPs: s.AttnForward(keys),
 			WeightBytes: float64(R) * s.WeightBytes(), KVBytes: keys * s.KVBytesPerKey(),
-			ActBytes: float64(P*G*R) * s.ElemBytesForward(true),
+			ActBytes: float64(P*G*R) * s.ElemBytesDecode(true),
 			Note:     fmt.Sprintf("%d steps × %d sequences", R, P*G)}))
 		nmb := (seqs + int64(w.MicroBatch) - 1) / int64(w.MicroBatch)
 		fwdKeys := float64(seqs) * Keys(0, T)

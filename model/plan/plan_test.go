@@ -28,6 +28,14 @@ func TestFLOPsHandCount(t *testing.T) {
 	if tiny.LayerParams() != 120 || tiny.LoRAParams() != 58 {
 		t.Fatalf("layer params %d, LoRA %d; want 120, 58", tiny.LayerParams(), tiny.LoRAParams())
 	}
+	// elementwise bytes per token, tiny (qd = 4, kd = 2): per layer 4·4 + 6·4
+	// + 2·(4+4) + 2·(4+2) + 3·6 = 86 elements, head 2·10: 4·(86+20) = 424;
+	// decoding's fused prologue reads q, k, v (8) and writes q (4) instead
+	// of 16 + 12: 16 elements, 64 bytes less
+	if f, d := tiny.ElemBytesForward(true), tiny.ElemBytesDecode(true); f != 424 || d != 360 {
+		t.Errorf("elementwise bytes per token: training %v, decode %v; by hand 424, 360", f, d)
+	}
+
 	// SFT, 2 sequences × 3 tokens = 6 tokens, each query sees 1, 2, 3 keys:
 	//   GEMM fwd  2·120·6 + LoRA 2·58·6 + head 2·4·10·6 = 1440 + 696 + 480 = 2616
 	//   attn fwd  12 (query, key) pairs × 4·D·Hq·L = 12·16 = 192
