@@ -3,7 +3,7 @@ GO      ?= go
 BIN     ?= bin
 export CGO_ENABLED ?= 1
 
-.PHONY: build test lint test-long bench deps-bench demo reproduce reproduce-001 demo-base cuda cuda-check train-cuda gpu-check gpu-check-dry-run gpu-check-build fixtures fuzz vet clean
+.PHONY: build test lint test-long bench deps-bench demo reproduce reproduce-001 reproduce-r2if demo-base cuda cuda-check train-cuda gpu-check gpu-check-dry-run gpu-check-build fixtures fuzz vet clean
 .PHONY: build-mpi train-cuda-mpi test-mpi nccl-vet nccl-check
 
 build:
@@ -82,6 +82,13 @@ reproduce:
 # and bar charts.
 reproduce-001:
 	GO=$(GO) configs/reproduce-001/reproduce.sh
+
+# Papers 002/003 (R2IF) in miniature on three draws (README.md, "make
+# reproduce-r2if"): a reason_tool SFT warm start, then GRPO with the R2IF
+# composite, the binary reward and the ablations without CER and SMV;
+# accuracy, irrelevance rejection and ACE; runs/reproduce-r2if/claims.json.
+reproduce-r2if:
+	GO=$(GO) configs/reproduce-r2if/reproduce.sh
 
 # Regenerate configs/demo/base-model: tiny qwen2 trained from scratch by argrl.
 demo-base:

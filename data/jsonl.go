@@ -193,7 +193,7 @@ func MarshalRecord(r *Record) ([]byte, error) {
 
 // recordKeys are the keys a record line may carry (docs/contracts.md §1).
 var recordKeys = map[string]bool{"id": true, "lang": true, "tools": true, "messages": true,
-	"calls": true, "response": true, "accept": true, "smv": true, "reject_reason": true, "split": true, "bfcl": true,
+	"calls": true, "response": true, "accept": true, "smv": true, "reject_reason": true, "reasoning": true, "split": true, "bfcl": true,
 	"turns": true, "env": true}
 
 // DecodeRecord decodes one JSON line into a Record, checking JSON types with
@@ -224,7 +224,7 @@ func DecodeRecord(line []byte) (Record, error) {
 	}
 	sort.Strings(unknown)
 	for _, k := range unknown {
-		errs.add(fieldErr(k, "unknown field (valid: id, lang, tools, messages, calls, response, accept, smv, reject_reason, split, bfcl, turns, env)"))
+		errs.add(fieldErr(k, "unknown field (valid: id, lang, tools, messages, calls, response, accept, smv, reject_reason, reasoning, split, bfcl, turns, env)"))
 	}
 	for _, k := range []string{"id", "lang", "tools", "messages", "calls"} {
 		if _, ok := top[k]; !ok {
@@ -266,6 +266,10 @@ func DecodeRecord(line []byte) (Record, error) {
 	}
 	if raw, ok := top["reject_reason"]; ok {
 		rec.RejectReason, err = decString(raw, "reject_reason", true)
+		errs.add(err)
+	}
+	if raw, ok := top["reasoning"]; ok {
+		rec.Reasoning, err = decString(raw, "reasoning", true)
 		errs.add(err)
 	}
 	if raw, ok := top["split"]; ok {

@@ -23,7 +23,10 @@ type Record struct {
 	// SMV and RejectReason are R2IF's ground-truth documents (optional).
 	SMV          []map[string]SMVDoc `json:"smv,omitempty"`
 	RejectReason string              `json:"reject_reason,omitempty"`
-	Split        string              `json:"split,omitempty"`
+	// Reasoning, optional, is the gold <reason> text: SFT in a format with
+	// a reasoning block (reason_tool) trains on it before the calls.
+	Reasoning string `json:"reasoning,omitempty"`
+	Split     string `json:"split,omitempty"`
 	// BFCL, written by the BFCL importer, is what BFCL's AST checker reads
 	// besides the response (the bfcl reward).
 	BFCL *BFCLCase `json:"bfcl,omitempty"`

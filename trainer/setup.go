@@ -183,6 +183,9 @@ func NewSetup(cfg config.Config, o SetupOptions) (s *Setup, err error) {
 		if s.Val, err = s.EncodeSplit(cfg.Data.Val, cfg.Data.ValSplit, "data.val", log); err != nil {
 			return nil, fmt.Errorf(`key "data.val": %w`, err)
 		}
+		if err := checkBestRule(cfg, s.Val); err != nil {
+			return nil, err
+		}
 	}
 	if o.NoModel {
 		return s, nil

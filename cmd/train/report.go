@@ -18,7 +18,7 @@ import (
 // to stdout.
 func init() {
 	var stages, trained, out, paper string
-	var draws bool
+	var draws, r2if bool
 	c := &cobra.Command{
 		Use:   "report DIR [--stages base,sft,grpo] [--trained es] [--out report.json]",
 		Short: "paper 000's Table 2 and Table 8 from `train eval --out` files (DIR/<stage>/<split>.<lang>.json)",
@@ -42,6 +42,9 @@ lang: the test language) and print:
 			}
 			if paper != "000" {
 				return fmt.Errorf("report: --paper %s needs --draws", paper)
+			}
+			if r2if {
+				return r2ifReport(cmd, args[0])
 			}
 			st := splitList(stages)
 			tr := splitList(trained)
@@ -89,6 +92,8 @@ lang: the test language) and print:
 	f.StringVar(&out, "out", "", "also write the reports as JSON")
 	f.StringVar(&paper, "paper", "000", "with --draws: 000 (make reproduce) or 001 (make reproduce-001: exact match on DIR/draw-N/evals/<stage>/{xlam,toolace}.es.json)")
 	f.BoolVar(&draws, "draws", false, "DIR holds draw-N/evals (make reproduce): print paper 000's tables as mean ± sd over the draws beside the paper, check the claims strictly, write DIR/claims.json and DIR/plots/table*.png")
+	f.BoolVar(&r2if, "r2if", false, "DIR holds draw-N/evals/<run>/{test,irr}.json (make reproduce-r2if): print the R2IF tables as mean ± sd over the draws beside papers 002/003, check their claims strictly, write DIR/claims.json and DIR/plots/r2if-R*.png")
+	c.MarkFlagsMutuallyExclusive("draws", "r2if")
 	root.AddCommand(c)
 }
 

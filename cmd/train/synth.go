@@ -108,6 +108,7 @@ and style.json; --parallel, --irrelevant and --max-distractors do not apply.`,
 	f.Float64Var(&cfg.Parallel, "parallel", cfg.Parallel, "share of two-call (parallel) cases")
 	f.Float64Var(&cfg.Irrelevant, "irrelevant", cfg.Irrelevant, "share of no-call (irrelevance) cases")
 	f.IntVar(&cfg.MaxDistractors, "max-distractors", cfg.MaxDistractors, "distractor tools per record, 1..N (N ≤ 3)")
+	f.BoolVar(&cfg.Reasoning, "reasoning", false, "R2IF: smv documents on the training records too, and a gold reasoning on every train, validation and test record (SFT in reason_tool trains on it)")
 	f.Float64Var(&cfg.BaseEnglish, "base-english", cfg.BaseEnglish, "base corpus: share of non-English records whose user-language values are written in English")
 	return c
 }

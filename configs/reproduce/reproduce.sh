@@ -7,7 +7,8 @@
 # must hold on every draw with a mean margin of at least 1 point).
 #
 # Per draw (configs/reproduce/*.yaml; run directories under DRAW/runs):
-#   sft              LoRA SFT, 2 epochs; epoch-fixed = end of epoch 1, best = best/ (validation FCM)
+#   sft              LoRA SFT, 2 epochs; epoch-fixed = end of epoch 1, best = best/ (validation FCM
+#                    on 200 records: checkpoint.best_min_val, the best-checkpoint rule of every run)
 #   grpo, ppo        RL from the base model: RM-3, β = 1, 50 steps of 32 rollouts (lr 2e-3)
 #   sft-grpo, sft-ppo  the same from the epoch-fixed SFT adapter
 #   grpo-rm1, grpo-rm2 Table 5's rewards; grpo-b3, ppo-b3 Table 7's β = 3
@@ -46,7 +47,7 @@ for seed in $DRAWS; do
 	RUNS=$D/runs
 	mkdir -p "$EVALS" "$RUNS"
 	lap "draw $seed: train data synth --seed $seed (train=$TRAIN, test=$TEST per split and language)"
-	bin/train data synth --seed "$seed" --out "$DATA" --sizes "train=$TRAIN,val=40,test=$TEST,base=0" 2>"$D/synth.log"
+	bin/train data synth --seed "$seed" --out "$DATA" --sizes "train=$TRAIN,val=200,test=$TEST,base=0" 2>"$D/synth.log"
 	for split in learn gen; do
 		for lang in es it nl fr; do
 			grep -F "\"lang\":\"$lang\"" "$DATA/test_$split.jsonl" >"$DATA/$split.$lang.jsonl"

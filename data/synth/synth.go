@@ -60,6 +60,9 @@ type Config struct {
 	Irrelevant     float64 // share of no-call cases
 	MaxDistractors int     // distractor tools per record: 1..MaxDistractors
 	BaseEnglish    float64 // base corpus: share of non-English records with English user-language values
+	// Reasoning gives the training records R2IF's smv documents too, and
+	// every train, validation and test record a gold reasoning (reasoning.go).
+	Reasoning bool
 }
 
 // DefaultConfig is sized for the CPU demo.
@@ -164,8 +167,13 @@ func Generate(cfg Config) (*Output, error) {
 		return nil, err
 	}
 	if out.Train, err = g.split("train", rand.New(rand.NewPCG(cfg.Seed, streamTrain)), cfg.Train,
-		seen, seen, nil, TrainLangs, "train", false); err != nil {
+		seen, seen, nil, TrainLangs, "train", cfg.Reasoning); err != nil {
 		return nil, err
+	}
+	if cfg.Reasoning {
+		for _, recs := range [][]data.Record{out.TestLearn, out.TestGen, out.Val, out.Train} {
+			addReasoning(recs)
+		}
 	}
 	if out.Base, err = g.split("base", rand.New(rand.NewPCG(cfg.Seed, streamBase)), cfg.Base,
 		g.all, g.all, nil, Langs, "train", false); err != nil {

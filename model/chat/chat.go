@@ -127,10 +127,14 @@ func (r Rendered) Encode(tok *tokenizer.Tokenizer) Encoded {
 }
 
 // goldText is the assistant text SFT trains on: the plain-chat record's
-// response, else the gold calls in format f.
+// response, else the gold calls in format f (after the record's reasoning
+// when it has one and f writes a reasoning block).
 func goldText(rec data.Record, f format.Format) string {
 	if rec.PlainChat() {
 		return rec.Response
+	}
+	if rr, ok := f.(format.ReasonRenderer); ok && rec.Reasoning != "" {
+		return rr.RenderWithReason(rec.Reasoning, rec.Calls, rec.Tools)
 	}
 	return f.Render(rec.Calls, rec.Tools)
 }

@@ -315,6 +315,10 @@ type CheckpointConfig struct {
 	Fallback bool `yaml:"fallback"`
 	// BestMetric is the eval metric (higher is better) that selects RUN/best.
 	BestMetric string `yaml:"best_metric"`
+	// BestMinVal is the fewest validation records (data.val, capped by
+	// data.val_max) RUN/best may be chosen on; a run with fewer is refused
+	// before training (0: no floor; trainer/best.go).
+	BestMinVal int `yaml:"best_min_val"`
 }
 
 // DistConfig: data-parallel training (mpirun or srun -n N bin/train-mpi;
@@ -480,6 +484,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Checkpoint.Every < 0 || c.Checkpoint.KeepLast < 0 || c.Data.BucketWindow < 0 {
 		errs = append(errs, "keys \"checkpoint.every\", \"checkpoint.keep_last\" and \"data.bucket_window\" must be ≥ 0")
+	}
+	if c.Checkpoint.BestMinVal < 0 {
+		errs = append(errs, fmt.Sprintf("key \"checkpoint.best_min_val\": must be ≥ 0, got %d", c.Checkpoint.BestMinVal))
 	}
 	for i, v := range []string{c.Data.TrainSplit, c.Data.ValSplit, c.Data.TestSplit} {
 		if v != "" && !slices.Contains(data.Splits, v) {
