@@ -43,6 +43,10 @@ type cuDevice struct {
 	lt     C.argrl_cublasLtHandle_t // nil: no cuBLASLt (gemmLt falls back)
 	ws     C.argrl_CUdeviceptr      // cuBLASLt's workspace, ltWorkspace bytes
 	label  string
+	// graphs holds the instantiated decode-step graphs by handle (graph.go);
+	// Go code never turns a C pointer into an integer and back.
+	graphs    map[graphHandle]C.argrl_CUgraphExec
+	nextGraph graphHandle
 }
 
 // ltWorkspace is the workspace cuBLASLt's algorithms may use (32 MiB, what
@@ -357,17 +361,40 @@ func (d *cuDevice) endCapture() (graphHandle, error) {
 	if err := cuErr("cuStreamEndCapture/cuGraphInstantiate", C.drv_capture_end(d.stream, &e, &log[0], C.size_t(len(log)))); err != nil {
 		return 0, fmt.Errorf("%w: %s", err, C.GoString(&log[0]))
 	}
-	return graphHandle(uintptr(unsafe.Pointer(e))), nil
+	if d.graphs == nil {
+		d.graphs = map[graphHandle]C.argrl_CUgraphExec{}
+	}
+	d.nextGraph++
+	d.graphs[d.nextGraph] = e
+	return d.nextGraph, nil
+}
+
+// graphExec returns the instantiated graph of handle g.
+func (d *cuDevice) graphExec(g graphHandle) (C.argrl_CUgraphExec, error) {
+	e, ok := d.graphs[g]
+	if !ok {
+		return nil, fmt.Errorf("cuda: no graph with handle %d", g)
+	}
+	return e, nil
 }
 
 func (d *cuDevice) launchGraph(g graphHandle) error {
+	e, err := d.graphExec(g)
+	if err != nil {
+		return err
+	}
 	defer d.enter()()
-	return cuErr("cuGraphLaunch", C.drv_graph_launch(C.argrl_CUgraphExec(unsafe.Pointer(uintptr(g))), d.stream))
+	return cuErr("cuGraphLaunch", C.drv_graph_launch(e, d.stream))
 }
 
 func (d *cuDevice) destroyGraph(g graphHandle) error {
+	e, err := d.graphExec(g)
+	if err != nil {
+		return err
+	}
+	delete(d.graphs, g)
 	defer d.enter()()
-	return cuErr("cuGraphExecDestroy", C.drv_graph_destroy(C.argrl_CUgraphExec(unsafe.Pointer(uintptr(g)))))
+	return cuErr("cuGraphExecDestroy", C.drv_graph_destroy(e))
 }
 
 // hostAlloc returns page-locked memory outside Go's heap (cuMemHostAlloc).
