@@ -37,6 +37,24 @@ static void argrl_note(const char* name, void* p, const char* how) {
 	snprintf(argrl_report + n, sizeof argrl_report - n, "%s %s %s\n", name, sym, how);
 }
 
+// argrl_entry resolves one driver entry point: through cuGetProcAddress
+// (its CUDA 12 form first) for ABI version want, else by the versioned
+// symbol sym; *how says which. NULL when the driver lacks it.
+static void* argrl_entry(void* lib, argrl_gpa_v1 g1, argrl_gpa_v2 g2, int want, const char* name, const char* sym,
+                         const char** how) {
+	void* p = NULL;
+	int st = 0;
+	*how = "dlsym";
+	if (g2 && g2(name, &p, want, 0, &st) == 0 && p) {
+		*how = "cuGetProcAddress_v2";
+	} else if (g1 && g1(name, &p, want, 0) == 0 && p) {
+		*how = "cuGetProcAddress";
+	} else {
+		p = dlsym(lib, sym);
+	}
+	return p;
+}
+
 // argrl_load_driver opens the driver (libcuda, the path given) and resolves
 // every driver entry point: through cuGetProcAddress (its CUDA 12 form
 // first) for the ABI version ARGRL_CUDA_ABI, else (or without use_gpa) by
@@ -59,16 +77,8 @@ int argrl_load_driver(const char* path, int use_gpa, int* version, char* err, si
 	argrl_report[0] = 0;
 #define ARGRL_RESOLVE(name, ret, params, sym)                                  \
 	{                                                                          \
-		void* p = NULL;                                                        \
-		int st = 0;                                                            \
-		const char* how = "dlsym";                                             \
-		if (g2 && g2(#name, &p, want, 0, &st) == 0 && p) {                     \
-			how = "cuGetProcAddress_v2";                                       \
-		} else if (g1 && g1(#name, &p, want, 0) == 0 && p) {                   \
-			how = "cuGetProcAddress";                                          \
-		} else {                                                               \
-			p = dlsym(lib, #sym);                                              \
-		}                                                                      \
+		const char* how;                                                       \
+		void* p = argrl_entry(lib, g1, g2, want, #name, #sym, &how);           \
 		if (!p) {                                                              \
 			snprintf(err, errlen, "%s (CUDA driver %d): no entry point %s", path, *version, #sym); \
 			return 1;                                                          \
@@ -82,16 +92,8 @@ int argrl_load_driver(const char* path, int use_gpa, int* version, char* err, si
 	argrl_graphs_ok = 1;
 #define ARGRL_RESOLVE_OPT(name, ret, params, sym)                              \
 	{                                                                          \
-		void* p = NULL;                                                        \
-		int st = 0;                                                            \
-		const char* how = "dlsym";                                             \
-		if (g2 && g2(#name, &p, want, 0, &st) == 0 && p) {                     \
-			how = "cuGetProcAddress_v2";                                       \
-		} else if (g1 && g1(#name, &p, want, 0) == 0 && p) {                   \
-			how = "cuGetProcAddress";                                          \
-		} else {                                                               \
-			p = dlsym(lib, #sym);                                              \
-		}                                                                      \
+		const char* how;                                                       \
+		void* p = argrl_entry(lib, g1, g2, want, #name, #sym, &how);           \
 		D.name = (argrl_pfn_##name)p;                                          \
 		if (!p) argrl_graphs_ok = 0;                                           \
 		argrl_note(#name, p, p ? how : "missing");                             \
