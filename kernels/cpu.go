@@ -126,10 +126,15 @@ func (k *chk) f32(name string, b Buffer, n int) []float32 {
 	return cb.st.f[cb.off : cb.off+n]
 }
 
-// a32 returns the first n elements of a read-only F32 input (MatMul's A).
-func (k *chk) a32(name string, b Buffer, n int) []float32 {
-	cb := k.buf(name, b, n, ReadF32)
+// f32in returns the first n elements of a read-only F32 input (MatMul's A
+// once matMulBF16IO has widened a BF16 one); a BF16 buffer fails.
+func (k *chk) f32in(name string, b Buffer, n int) []float32 {
+	cb := k.buf(name, b, n, Read)
 	if cb == nil {
+		return nil
+	}
+	if cb.dt != F32 {
+		k.Failf("%s must be f32 here, is %v", name, cb.dt)
 		return nil
 	}
 	return cb.st.f[cb.off : cb.off+n]
