@@ -105,6 +105,9 @@ func (c *graphOps) rmsNorm(x act, w *Param) act {
 	return c.act(graph.RMSNorm(x.node, c.in(w), c.m.eps))
 }
 
+// preNorm is rmsNorm: the training graph's activations are f32 nodes.
+func (c *graphOps) preNorm(x act, w *Param) act { return c.rmsNorm(x, w) }
+
 // linear is x·Wᵀ + ScaleVar(Linear(Linear(Dropout(x), A), B), &scale) when
 // LoRA targets l: the branch (α/r)·B A x, switched off by scale = 0.
 func (c *graphOps) linear(x act, l *Linear) act {
