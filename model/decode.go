@@ -154,7 +154,7 @@ func (m *Model) NewPagedKVCache(o KVOptions) (*KVCache, error) {
 		d.arenas[i] = arena{be: be, size: chunk, views: map[[3]int]kernels.Buffer{}}
 	}
 	d.rstd, d.lse = alloc(R*c.NumHeads), alloc(R*c.NumHeads)
-	if m.bf16 && kernels.BF16Products(be) {
+	if bf16PreNorm(m) {
 		d.normBF16, d.normViews = allocAs(kernels.BF16, R*C), map[int]kernels.Buffer{}
 	}
 	d.logits = alloc(o.MaxRows * c.VocabSize)
@@ -165,6 +165,11 @@ func (m *Model) NewPagedKVCache(o KVOptions) (*KVCache, error) {
 	}
 	return d, nil
 }
+
+// bf16PreNorm says whether a KVCache writes the pre-norms in bf16
+// (eagerOps.preNorm): the model computes in bf16 on a backend with bf16
+// products (a variable so tests can switch it off and compare).
+var bf16PreNorm = func(m *Model) bool { return m.bf16 && kernels.BF16Products(m.be) }
 
 // Close frees the cache.
 func (d *KVCache) Close() {
