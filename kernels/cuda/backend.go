@@ -53,6 +53,7 @@ type Backend struct {
 	err  error
 	pool pool
 	ints intCache
+	cols map[[4]int]colIDs // column blocks' row ids by shape (ops_cols.go)
 	// step graphs (graph.go)
 	graphs    map[int]*graphKey
 	rec       *recDevice // the step being queued, nil outside GraphStep
@@ -61,8 +62,9 @@ type Backend struct {
 }
 
 var (
-	_ kernels.Backend     = (*Backend)(nil)
-	_ kernels.MemReporter = (*Backend)(nil)
+	_ kernels.Backend       = (*Backend)(nil)
+	_ kernels.MemReporter   = (*Backend)(nil)
+	_ kernels.ColumnBlocker = (*Backend)(nil)
 )
 
 func newBackend(dev device, opt Options) *Backend {
@@ -103,6 +105,10 @@ func (be *Backend) Close() error {
 			be.pool.put(e.p, e.size)
 			be.ints.ent[i] = intEntry{}
 		}
+	}
+	for k, c := range be.cols {
+		be.pool.put(c.p, c.size)
+		delete(be.cols, k)
 	}
 	err := errors.Join(gerr, be.pool.trim())
 	err = errors.Join(err, be.dev.close())
