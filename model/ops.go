@@ -26,10 +26,11 @@ type act struct {
 	node *gorgonia.Node
 	buf  kernels.Buffer
 	w    int
-	// ld, when not 0, is buf's row stride: the act is a column block of a
-	// wider matrix (eagerOps' fused gate/up parts, read in place by
-	// swiGLU, the one op that takes a row stride).
-	ld int
+	// ld, when not 0, is the row stride: the act is columns [col, col+w)
+	// of a wider matrix (the fused gate/up parts, read in place by swiGLU,
+	// the one op that takes them): eagerOps' buf is a view starting at the
+	// block, graphOps' node is the whole matrix.
+	ld, col int
 }
 
 // ops are the operations of a decoder layer.
