@@ -19,9 +19,10 @@ import (
 // logits of LogProbs, LogProbsBackward and Sample (widened a row at a time)
 // read BF16 directly; every other read-only input may be BF16 too but is
 // converted into a temporary per call (meant for vectors such as norm
-// weights and biases; keep activations F32). Outputs, MatMul's A and C, and
-// in-place state (AdamW's param/m/v, KV caches) must be F32; anything else
-// records an error.
+// weights and biases; keep activations F32). Outputs and in-place state
+// (AdamW's param/m/v, KV caches) must be F32, except MatMul's C and
+// RMSNorm's out; a BF16 MatMul A or C goes through F32 temporaries
+// (matMulBF16IO); anything else records an error.
 //
 // Map (Mapper) wraps host memory, such as a read-only mmap of a checkpoint,
 // as a read-only buffer without copying; see cpu_mem.go.
