@@ -25,8 +25,9 @@
 //   - Ops use the first n elements of their buffers: a buffer longer than an
 //     op needs is fine, a shorter one is an error. CopyIn, CopyOut and Upload
 //     move whole buffers (use View for part of one). Outputs and in-place
-//     state must be F32 and writable (not a read-only buffer from Mapper);
-//     read-only inputs may be BF16 (MatMul's A must be F32).
+//     state must be F32 and writable (not a read-only buffer from Mapper),
+//     except MatMul's C and RMSNorm's out, which may be BF16; read-only
+//     inputs may be BF16.
 //   - Sizes: dimensions must be ≥ 0 and host side inputs at least as long as
 //     the op reads. Every buffer argument is checked even when a size is 0.
 //     A call with a zero size then writes nothing, except where its result
@@ -87,7 +88,14 @@ type Buffer interface {
 // is stored K×M; with TransB, B is stored N×K (the Hugging Face Linear layout
 // W[out,in], so y = x·Wᵀ is TransB). Stride* are element offsets between
 // consecutive batch items; a zero stride broadcasts that operand (for Batch
-// > 1 a zero StrideC is invalid). A and C must be F32; B may be BF16.
+// > 1 a zero StrideC is invalid). B may be BF16, and so may A and C
+// (bf16 activations between ops in the bf16 modes): a BF16 A is read as its
+// values (exact), a BF16 C gets each F32 result (bias included) rounded to
+// nearest even and, with Beta != 0, is read as its values. LdC, if not 0,
+// is C's row stride (≥ N): row i of item b is C[b·StrideC+i·LdC:][:N], and
+// the elements between rows are left as they are (a column block of a wider
+// matrix: the fused projections' LoRA branches accumulate into their own
+// columns of the fused output). 0 means N.
 //
 // BF16 asks for bf16 products (PyTorch autocast's matmul): every element
 // of op(A) and op(B) rounded to bfloat16 (to nearest even; a bf16 B as it
@@ -108,6 +116,15 @@ type MatMulParams struct {
 	StrideA, StrideB, StrideC int
 	BF16                      bool
 	Bias                      Buffer
+	LdC                       int
+}
+
+// Ldc is C's row stride: LdC, or N when LdC is 0.
+func (p MatMulParams) Ldc() int {
+	if p.LdC != 0 {
+		return p.LdC
+	}
+	return p.N
 }
 
 // BF16Products reports whether be computes MatMuls with BF16 set in bf16

@@ -12,7 +12,6 @@ type Access uint8
 
 const (
 	Read     Access = iota // read-only input: F32 or BF16
-	ReadF32                // read-only input that must be F32 (MatMul's A)
 	Write                  // output or in-place state: F32, not read-only
 	WriteAny               // destination of a memory op (CopyIn, Upload, Fill, Copy): not read-only
 )
@@ -156,16 +155,28 @@ func (k *ArgCheck) KVRows(slot, pos []int32, T, S, Tmax int) bool {
 // MatMul checks p and returns the element spans op(A), op(B) and C cover
 // over the batch ((Batch−1)·stride + item size; 0 for an empty batch).
 func (k *ArgCheck) MatMul(p MatMulParams) (nA, nB, nC int) {
-	k.Dims("Batch,M,N,K,StrideA,StrideB,StrideC", p.Batch, p.M, p.N, p.K, p.StrideA, p.StrideB, p.StrideC)
-	if k.Bad || p.Batch == 0 {
+	k.Dims("Batch,M,N,K,StrideA,StrideB,StrideC,LdC", p.Batch, p.M, p.N, p.K, p.StrideA, p.StrideB, p.StrideC, p.LdC)
+	if k.Bad {
 		return 0, 0, 0
 	}
-	if p.Batch > 1 && p.StrideC < p.M*p.N {
-		k.Failf("StrideC %d < M·N = %d with Batch %d (outputs would overlap)", p.StrideC, p.M*p.N, p.Batch)
+	ldc := p.Ldc()
+	if ldc < p.N {
+		k.Failf("LdC %d < N = %d (rows would overlap)", p.LdC, p.N)
 		return 0, 0, 0
+	}
+	if p.Batch == 0 {
+		return 0, 0, 0
+	}
+	if p.Batch > 1 && p.StrideC < p.M*ldc {
+		k.Failf("StrideC %d < M·LdC = %d with Batch %d (outputs would overlap)", p.StrideC, p.M*ldc, p.Batch)
+		return 0, 0, 0
+	}
+	itemC := 0
+	if p.M > 0 && p.N > 0 {
+		itemC = (p.M-1)*ldc + p.N
 	}
 	span := func(stride, size int) int { return (p.Batch-1)*stride + size }
-	return span(p.StrideA, p.M*p.K), span(p.StrideB, p.K*p.N), span(p.StrideC, p.M*p.N)
+	return span(p.StrideA, p.M*p.K), span(p.StrideB, p.K*p.N), span(p.StrideC, itemC)
 }
 
 // Attn checks p: dimensions, Hq a multiple of Hkv, the per-row slices at
@@ -269,7 +280,7 @@ func (p AttnParams) Row(b int) (slot, qpos, klen int) { return attnRow(p, b) }
 
 // Arg checks buffer argument name of an op: b must be a live buffer of type
 // B with at least n elements; for Write it must be F32 and not read-only,
-// for WriteAny not read-only, for ReadF32 F32. It returns the buffer, or the zero B after recording a
+// for WriteAny not read-only. It returns the buffer, or the zero B after recording a
 // failure (and without checking anything once k.Bad is set).
 func Arg[B CheckedBuffer](k *ArgCheck, name string, b Buffer, n int, acc Access) B {
 	var zero B
@@ -289,7 +300,7 @@ func Arg[B CheckedBuffer](k *ArgCheck, name string, b Buffer, n int, acc Access)
 		k.Failf("%s has %d elements, needs %d", name, cb.Len(), n)
 		return zero
 	}
-	if (acc == Write || acc == ReadF32) && cb.DType() != F32 {
+	if acc == Write && cb.DType() != F32 {
 		k.Failf("%s must be f32, is %v", name, cb.DType())
 		return zero
 	}

@@ -1,6 +1,9 @@
 package kernels
 
-import "fmt"
+import (
+	"fmt"
+	"sync"
+)
 
 // Column blocks of a row-major matrix, for the fused projections: a layer's
 // q, k and v (or gate and up) come out of one GEMM as y [N, W] with each
@@ -10,7 +13,38 @@ import "fmt"
 // does it with the kernels it already has and the copy is exact; its
 // backward is EmbeddingBackward over the same rows (zeros outside the
 // block). Bytes: 4·N·w read and 4·N·w written (plus 4·N·W zeroed in the
-// backward); no FLOPs.
+// backward); no FLOPs. A backend that implements ColumnBlocker moves the
+// block itself (the CUDA backend: the same kernels, with each shape's row
+// ids uploaded once and kept on the device).
+
+// ColumnBlocker is implemented by backends that move column blocks
+// themselves; ColumnBlock and ColumnBlockBackward then call them (after
+// their own checks) with the same contract.
+type ColumnBlocker interface {
+	ColumnBlock(out, y Buffer, N, W, off, w int)
+	ColumnBlockBackward(dy, dout Buffer, N, W, off, w int)
+}
+
+// colCache holds ColumnRows' results by (N, W, off, w).
+var colCache sync.Map
+
+// ColumnRows is the row width g and the row ids of columns [off, off+w)
+// of y [N, W] seen as [N·W/g, g] (see ColumnBlock), computed once per
+// shape: the same slice is returned for the same arguments and must not
+// be modified.
+func ColumnRows(N, W, off, w int) (int, []int32) {
+	type rows struct {
+		g   int
+		ids []int32
+	}
+	key := [4]int{N, W, off, w}
+	if r, ok := colCache.Load(key); ok {
+		return r.(rows).g, r.(rows).ids
+	}
+	g, ids := colRows(N, W, off, w)
+	colCache.Store(key, rows{g, ids})
+	return g, ids
+}
 
 // colRows returns the row width g and the ids of the rows of y [N, W], seen
 // as [N·W/g, g], that make up columns [off, off+w) in order.
@@ -51,7 +85,11 @@ func ColumnBlock(be Backend, out, y Buffer, N, W, off, w int) error {
 	if err := checkColumnBlock(N, W, off, w); err != nil {
 		return fmt.Errorf("ColumnBlock: %w", err)
 	}
-	g, ids := colRows(N, W, off, w)
+	if cb, ok := be.(ColumnBlocker); ok {
+		cb.ColumnBlock(out, y, N, W, off, w)
+		return nil
+	}
+	g, ids := ColumnRows(N, W, off, w)
 	if len(ids) == 0 {
 		return nil
 	}
@@ -65,7 +103,11 @@ func ColumnBlockBackward(be Backend, dy, dout Buffer, N, W, off, w int) error {
 	if err := checkColumnBlock(N, W, off, w); err != nil {
 		return fmt.Errorf("ColumnBlockBackward: %w", err)
 	}
-	g, ids := colRows(N, W, off, w)
+	if cb, ok := be.(ColumnBlocker); ok {
+		cb.ColumnBlockBackward(dy, dout, N, W, off, w)
+		return nil
+	}
+	g, ids := ColumnRows(N, W, off, w)
 	be.EmbeddingBackward(be.View(dy, 0, N*W), dout, ids, g)
 	return nil
 }

@@ -19,9 +19,10 @@ import (
 // logits of LogProbs, LogProbsBackward and Sample (widened a row at a time)
 // read BF16 directly; every other read-only input may be BF16 too but is
 // converted into a temporary per call (meant for vectors such as norm
-// weights and biases; keep activations F32). Outputs, MatMul's A and C, and
-// in-place state (AdamW's param/m/v, KV caches) must be F32; anything else
-// records an error.
+// weights and biases; keep activations F32). Outputs and in-place state
+// (AdamW's param/m/v, KV caches) must be F32, except MatMul's C and
+// RMSNorm's out; a BF16 MatMul A or C goes through F32 temporaries
+// (matMulBF16IO); anything else records an error.
 //
 // Map (Mapper) wraps host memory, such as a read-only mmap of a checkpoint,
 // as a read-only buffer without copying; see cpu_mem.go.
@@ -126,10 +127,15 @@ func (k *chk) f32(name string, b Buffer, n int) []float32 {
 	return cb.st.f[cb.off : cb.off+n]
 }
 
-// a32 returns the first n elements of a read-only F32 input (MatMul's A).
-func (k *chk) a32(name string, b Buffer, n int) []float32 {
-	cb := k.buf(name, b, n, ReadF32)
+// f32in returns the first n elements of a read-only F32 input (MatMul's A
+// once matMulBF16IO has widened a BF16 one); a BF16 buffer fails.
+func (k *chk) f32in(name string, b Buffer, n int) []float32 {
+	cb := k.buf(name, b, n, Read)
 	if cb == nil {
+		return nil
+	}
+	if cb.dt != F32 {
+		k.Failf("%s must be f32 here, is %v", name, cb.dt)
 		return nil
 	}
 	return cb.st.f[cb.off : cb.off+n]

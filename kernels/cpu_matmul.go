@@ -20,7 +20,14 @@ import (
 // With p.BF16 on a CPU with AVX512-BF16 (c.dot), the product is the bf16
 // dot GEMM of kernels/internal/sgemm (operands rounded while packing, a
 // BF16 B read as it is, float32 sums); elsewhere BF16 is ignored.
+//
+// A BF16 A or C goes through F32 temporaries (matMulBF16IO): the CPU has
+// no use for bf16 activations, this is the contract's conversion.
 func (c *cpuBackend) MatMul(cb, ab, bb Buffer, p MatMulParams) {
+	if isBF16(ab) || isBF16(cb) {
+		c.matMulBF16IO(cb, ab, bb, p)
+		return
+	}
 	c.matMul(cb, ab, bb, p)
 	if p.Bias != nil {
 		c.matMulBias(cb, p)
@@ -37,11 +44,12 @@ func (c *cpuBackend) matMulBias(cb Buffer, p MatMulParams) {
 	if k.Skip(p.Batch, p.M, p.N) {
 		return
 	}
+	ldc := p.Ldc()
 	for bt := 0; bt < p.Batch; bt++ {
-		cc := C[bt*p.StrideC:][:p.M*p.N]
+		cc := C[bt*p.StrideC:]
 		c.parallelFor(p.M, rowGrain(p.N), func(lo, hi int) {
 			for i := lo; i < hi; i++ {
-				row := cc[i*p.N : (i+1)*p.N]
+				row := cc[i*ldc : i*ldc+p.N]
 				for j, b := range bias {
 					row[j] += b
 				}
@@ -50,24 +58,68 @@ func (c *cpuBackend) matMulBias(cb Buffer, p MatMulParams) {
 	}
 }
 
+// isBF16 reports whether b is a live BF16 CPU buffer.
+func isBF16(b Buffer) bool {
+	cb, ok := b.(*cpuBuf)
+	return ok && cb.Live() && cb.dt == BF16
+}
+
+// matMulBF16IO is MatMul with a BF16 A or C: A is widened into an F32
+// temporary (exact), C's whole span into another (so that Beta reads its
+// values and the elements between rows keep theirs), the F32 MatMul runs
+// over them, and C's span is rounded back (BF16FromFloat32: an element
+// the product did not write rounds to itself).
+func (c *cpuBackend) matMulBF16IO(cb, ab, bb Buffer, p MatMulParams) {
+	k := c.check("MatMul")
+	nA, nB, nC := k.MatMul(p)
+	k.buf("c", cb, nC, WriteAny)
+	k.buf("a", ab, nA, Read)
+	k.buf("b", bb, nB, Read)
+	if p.Bias != nil {
+		k.buf("bias", p.Bias, p.N, Read)
+	}
+	if k.Skip(p.Batch, p.M, p.N) {
+		return
+	}
+	widen := func(b Buffer, n int) Buffer {
+		if !isBF16(b) {
+			return b
+		}
+		t := c.Alloc(F32, n)
+		c.Convert(t, c.View(b, 0, n))
+		return t
+	}
+	a, cc := widen(ab, nA), widen(cb, nC)
+	c.MatMul(cc, a, bb, p)
+	if a != ab {
+		c.Free(a)
+	}
+	if cc != cb {
+		c.Convert(c.View(cb, 0, nC), cc)
+		c.Free(cc)
+	}
+}
+
 func (c *cpuBackend) matMul(cb, ab, bb Buffer, p MatMulParams) {
 	k := c.check("MatMul")
 	nA, nB, nC := k.MatMul(p)
 	C := k.f32("c", cb, nC)
-	A := k.a32("a", ab, nA)
+	A := k.f32in("a", ab, nA)
 	B := k.buf("b", bb, nB, Read)
-	M, N, K := p.M, p.N, p.K
+	M, N, K, ldc := p.M, p.N, p.K, p.Ldc()
 	if k.Skip(p.Batch, M, N) {
 		return
 	}
 	if K == 0 { // C = Beta·C
 		for bt := 0; bt < p.Batch; bt++ {
-			cc := C[bt*p.StrideC:][:M*N]
-			for i := range cc {
-				if p.Beta == 0 {
-					cc[i] = 0
-				} else {
-					cc[i] *= p.Beta
+			for i := range M {
+				row := C[bt*p.StrideC+i*ldc:][:N]
+				for j := range row {
+					if p.Beta == 0 {
+						row[j] = 0
+					} else {
+						row[j] *= p.Beta
+					}
 				}
 			}
 		}
@@ -90,15 +142,15 @@ func (c *cpuBackend) matMul(cb, ab, bb Buffer, p MatMulParams) {
 	if dot && bm.bf16 && p.TransB && (p.Batch == 1 || p.StrideB == 0) {
 		bm.packed = c.packedB(B.st, B.off, N, K, M) // a frozen weight's panels, packed once
 	}
-	narrow := c.narrow(dot, bm.bf16, M, N)
+	narrow := c.narrow(dot, bm.bf16, M, N) && ldc == N
 	item := func(bt int) {
-		a, b, cc := A[bt*p.StrideA:][:M*K], bm.at(B.off+bt*p.StrideB, K*N), C[bt*p.StrideC:][:M*N]
+		a, b, cc := A[bt*p.StrideA:][:M*K], bm.at(B.off+bt*p.StrideB, K*N), C[bt*p.StrideC:][:(M-1)*ldc+N]
 		b.packed = bm.packed // one weight for every item (Batch 1 or StrideB 0)
 		if narrow {
 			c.gemmT(dot, tA, tB, M, N, K, p.Alpha, a, lda, b.f, ldb, p.Beta, cc)
 			return
 		}
-		c.gemm(dot, tA, tB, M, N, K, p.Alpha, a, lda, b, ldb, p.Beta, cc, N)
+		c.gemm(dot, tA, tB, M, N, K, p.Alpha, a, lda, b, ldb, p.Beta, cc, ldc)
 	}
 	// Many small products: one goroutine per chunk of batch items (BLAS
 	// does not parallelize small matrices); large ones: BLAS threads.
@@ -287,7 +339,7 @@ func (c *cpuBackend) matMulWidened(p MatMulParams, A []float32, b bmat, C []floa
 			if bt == 0 || p.StrideB != 0 {
 				c.widenCols(blk, b.h[bt*p.StrideB:][:K*N], tB == blas.Trans, K, N, n0, w)
 			}
-			c.gemm(false, tA, tB, M, w, K, p.Alpha, A[bt*p.StrideA:][:M*K], lda, bmat{f: blk}, ldw, p.Beta, C[bt*p.StrideC+n0:], N)
+			c.gemm(false, tA, tB, M, w, K, p.Alpha, A[bt*p.StrideA:][:M*K], lda, bmat{f: blk}, ldw, p.Beta, C[bt*p.StrideC+n0:], p.Ldc())
 		}
 	}
 }

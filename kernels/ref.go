@@ -19,15 +19,17 @@ import "math"
 //				for l := 0; l < p.K; l++ {
 //					s += opA(i, l) * opB(l, j) // A[i*K+l] or A[l*M+i]; B[l*N+j] or B[j*K+l]
 //				}
-//				C[i*N+j] = Alpha*s + Beta*C[i*N+j] // Beta == 0 ignores C (NaN-safe)
+//				C[i*ldc+j] = Alpha*s + Beta*C[i*ldc+j] // Beta == 0 ignores C (NaN-safe); ldc = p.Ldc()
 //			}
 //		}
 //	}
 //
 // With p.BF16, opA and opB are rounded to bfloat16 first (bf16r). p.Bias
-// is ignored here: RefMatMulBias adds it.
+// is ignored here: RefMatMulBias adds it. The storage types of A and C are
+// the caller's: a BF16 A is passed as its values, and a BF16 C is the
+// result rounded (bf16r) after the bias.
 func RefMatMul(c, a, b []float64, p MatMulParams) {
-	M, N, K := p.M, p.N, p.K
+	M, N, K, ldc := p.M, p.N, p.K, p.Ldc()
 	for bt := 0; bt < p.Batch; bt++ {
 		A, B, C := a[bt*p.StrideA:], b[bt*p.StrideB:], c[bt*p.StrideC:]
 		for i := 0; i < M; i++ {
@@ -52,9 +54,9 @@ func RefMatMul(c, a, b []float64, p MatMulParams) {
 				}
 				v := float64(p.Alpha) * s
 				if p.Beta != 0 {
-					v += float64(p.Beta) * C[i*N+j]
+					v += float64(p.Beta) * C[i*ldc+j]
 				}
-				C[i*N+j] = v
+				C[i*ldc+j] = v
 			}
 		}
 	}
@@ -317,7 +319,7 @@ func RefMatMulBias(c, a, b, bias []float64, p MatMulParams) {
 		C := c[bt*p.StrideC:]
 		for i := 0; i < p.M; i++ {
 			for j := 0; j < p.N; j++ {
-				C[i*p.N+j] += bias[j]
+				C[i*p.Ldc()+j] += bias[j]
 			}
 		}
 	}

@@ -47,8 +47,14 @@ type KVCache struct {
 	last         kernels.Buffer // [maxBatch, C] hidden state of each row's last token
 	owned        []kernels.Buffer
 	rstdViews    map[int]kernels.Buffer
-	lseViews     map[int]kernels.Buffer
-	logitViews   []kernels.Buffer // [B] → logits [B, V]
+	// normBF16 [tokens·C] is the pre-norms' bf16 output (eagerOps.preNorm)
+	// when the model computes in bf16 on a backend with bf16 products; nil
+	// otherwise. One buffer serves every layer's two pre-norms: each is
+	// read only by the projections that follow it.
+	normBF16   kernels.Buffer
+	normViews  map[int]kernels.Buffer
+	lseViews   map[int]kernels.Buffer
+	logitViews []kernels.Buffer // [B] → logits [B, V]
 	// per token row of a pass
 	pos, klen, page, off []int32
 	table                []int32  // [rows·maxPages] each token's page table
@@ -148,6 +154,9 @@ func (m *Model) NewPagedKVCache(o KVOptions) (*KVCache, error) {
 		d.arenas[i] = arena{be: be, size: chunk, views: map[[3]int]kernels.Buffer{}}
 	}
 	d.rstd, d.lse = alloc(R*c.NumHeads), alloc(R*c.NumHeads)
+	if bf16PreNorm(m) {
+		d.normBF16, d.normViews = allocAs(kernels.BF16, R*C), map[int]kernels.Buffer{}
+	}
 	d.logits = alloc(o.MaxRows * c.VocabSize)
 	d.last = alloc(o.MaxRows * C)
 	if err := be.Sync(); err != nil {
@@ -156,6 +165,11 @@ func (m *Model) NewPagedKVCache(o KVOptions) (*KVCache, error) {
 	}
 	return d, nil
 }
+
+// bf16PreNorm says whether a KVCache writes the pre-norms in bf16
+// (eagerOps.preNorm): the model computes in bf16 on a backend with bf16
+// products (a variable so tests can switch it off and compare).
+var bf16PreNorm = func(m *Model) bool { return m.bf16 && kernels.BF16Products(m.be) }
 
 // Close frees the cache.
 func (d *KVCache) Close() {

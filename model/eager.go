@@ -9,6 +9,8 @@ package model
 //	cache  [Pages, PageSize, Hkv, D] per layer
 
 import (
+	"fmt"
+
 	"github.com/argrl/argrl/kernels"
 )
 
@@ -84,6 +86,24 @@ func (e *eagerOps) embed(table *Param) act {
 	return o
 }
 
+// preNorm is rmsNorm, written in bf16 (KVCache.normBF16, allocated when
+// the model computes in bf16 on a backend with bf16 products) when x is
+// one hidden vector per token. Its readers (the q/k/v and gate/up GEMMs,
+// fused or not, and their LoRA A products) all ask for bf16 products and
+// so round their A to bf16: reading the bf16 norm gives them the same
+// bits (RMSNorm rounds its f32 result to nearest even, as the GEMM's
+// rounding does) from half the bytes, without the f32 write.
+func (e *eagerOps) preNorm(x act, w *Param) act {
+	d := e.d
+	if d.normBF16 == nil || x.w != w.Len() {
+		return e.rmsNorm(x, w)
+	}
+	x = e.val(x)
+	o := act{buf: d.cut(d.normViews, d.normBF16, e.n*x.w), w: x.w}
+	d.m.be.RMSNorm(o.buf, d.scratchRstd(e.n), x.buf, w.W, e.n, x.w, d.m.eps)
+	return o
+}
+
 func (e *eagerOps) rmsNorm(x act, w *Param) act {
 	x = e.val(x)
 	W := w.Len()
@@ -107,7 +127,8 @@ func (e *eagerOps) linear(x act, l *Linear) act {
 }
 
 // fused is one MatMul over f's concatenated weights into scratch, its
-// parts copied out (kernels.ColumnBlock), each with its LoRA branch.
+// parts copied out (kernels.ColumnBlock), each with its LoRA branch; or,
+// with f.inPlace, left in place as column blocks of it (act.ld).
 func (e *eagerOps) fused(x act, f *fusedLinear) []act {
 	m := e.d.m
 	if f == nil || m.merged != nil {
@@ -122,6 +143,13 @@ func (e *eagerOps) fused(x act, f *fusedLinear) []act {
 	}
 	m.be.MatMul(y, x.buf, f.W.W, p)
 	out := make([]act, len(f.parts))
+	if f.inPlace { // column blocks of y, each LoRA branch into its own columns
+		for i, off := range f.offsets() {
+			out[i] = act{buf: m.be.View(y, off, e.n*W-off), w: f.widths[i], ld: W}
+			e.withLoRA(x, out[i], f.parts[i])
+		}
+		return out
+	}
 	for i, off := range f.offsets() {
 		out[i] = e.out(f.widths[i])
 		if err := kernels.ColumnBlock(m.be, out[i].buf, y, e.n, W, off, f.widths[i]); err != nil && e.err == nil {
@@ -138,9 +166,13 @@ func (e *eagerOps) fused(x act, f *fusedLinear) []act {
 func (e *eagerOps) withLoRA(x, o act, l *Linear) {
 	m := e.d.m
 	in, out := l.W.Shape[1], l.W.Shape[0]
+	ld := out // o's row stride
+	if o.ld != 0 {
+		ld = o.ld
+	}
 	if e.adapt == nil {
 		if p, r, sc := m.loraOf(l, OwnAdapter); p != nil {
-			e.lora(o.buf, x.buf, p, r, sc, e.n)
+			e.lora(o.buf, x.buf, p, r, sc, e.n, o.ld)
 		}
 		return
 	}
@@ -151,21 +183,22 @@ func (e *eagerOps) withLoRA(x, o act, l *Linear) {
 		}
 		if p, r, sc := m.loraOf(l, int(e.adapt[lo])); p != nil {
 			if lo == 0 && hi == e.n {
-				e.lora(o.buf, x.buf, p, r, sc, e.n)
+				e.lora(o.buf, x.buf, p, r, sc, e.n, o.ld)
 			} else {
-				e.lora(m.be.View(o.buf, lo*out, (hi-lo)*out), m.be.View(x.buf, lo*in, (hi-lo)*in), p, r, sc, hi-lo)
+				e.lora(m.be.View(o.buf, lo*ld, (hi-lo-1)*ld+out), m.be.View(x.buf, lo*in, (hi-lo)*in), p, r, sc, hi-lo, o.ld)
 			}
 		}
 		lo = hi
 	}
 }
 
-// lora adds scale·(x·Aᵀ)·Bᵀ to o for n token rows.
-func (e *eagerOps) lora(o, x kernels.Buffer, p *loraPair, r int, scale float32, n int) {
+// lora adds scale·(x·Aᵀ)·Bᵀ to o for n token rows; ld is o's row stride
+// (0: dense; a column block of the fused gate/up output otherwise).
+func (e *eagerOps) lora(o, x kernels.Buffer, p *loraPair, r int, scale float32, n, ld int) {
 	m := e.d.m
 	t := e.a.get(n * r)
 	m.be.MatMul(t, x, p.A.W, kernels.MatMulParams{Batch: 1, M: n, N: r, K: p.in, TransB: true, Alpha: 1, BF16: m.bf16})
-	m.be.MatMul(o, t, p.B.W, kernels.MatMulParams{Batch: 1, M: n, N: p.out, K: r, TransB: true, Alpha: scale, Beta: 1, BF16: m.bf16})
+	m.be.MatMul(o, t, p.B.W, kernels.MatMulParams{Batch: 1, M: n, N: p.out, K: r, TransB: true, Alpha: scale, Beta: 1, BF16: m.bf16, LdC: ld})
 }
 
 func (e *eagerOps) addBias(x act, b *Param) act {
@@ -225,9 +258,19 @@ func (e *eagerOps) add(a, b act) act {
 	return o
 }
 
+// swiGLU reads gate and up dense, or in place as the column blocks of the
+// fused gate/up output (act.ld: both at its row stride).
 func (e *eagerOps) swiGLU(gate, up act) act {
 	gate, up = e.val(gate), e.val(up)
 	o := e.out(gate.w)
-	e.d.m.be.SwiGLU(o.buf, gate.buf, up.buf, e.n, gate.w, gate.w)
+	ld := gate.w
+	if gate.ld != 0 || up.ld != 0 {
+		if gate.ld != up.ld && e.err == nil {
+			e.err = fmt.Errorf("model: swiGLU: gate and up row strides %d and %d differ", gate.ld, up.ld)
+			return o
+		}
+		ld = gate.ld
+	}
+	e.d.m.be.SwiGLU(o.buf, gate.buf, up.buf, e.n, gate.w, ld)
 	return o
 }

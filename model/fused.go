@@ -43,6 +43,12 @@ type fusedLinear struct {
 	// (MatMulParams.Bias: cuBLASLt's bias epilogue) before the LoRA
 	// branches, as PEFT orders them: (x·Wᵀ + b) + (α/r)·B A x.
 	bias *Param
+	// inPlace: eagerOps leaves the parts in the GEMM's output as column
+	// blocks (act.ld), each LoRA branch accumulating into its own columns
+	// (MatMulParams.LdC), instead of copying them out: gate/up, whose one
+	// reader, SwiGLU, takes a row stride. q, k and v are read by RoPE, the
+	// bias and the KV write, which take dense rows, and are still copied.
+	inPlace bool
 }
 
 // attnLayer and mlpLayer reach the shared blocks of an architecture's
@@ -85,6 +91,9 @@ func (m *Model) fuse() {
 		if f, ok := l.(mlpLayer); ok {
 			ml := f.mlp()
 			ml.gateUp = m.concat(ml.Gate, ml.Up)
+			if ml.gateUp != nil {
+				ml.gateUp.inPlace = true
+			}
 		}
 	}
 }

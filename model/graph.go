@@ -105,6 +105,9 @@ func (c *graphOps) rmsNorm(x act, w *Param) act {
 	return c.act(graph.RMSNorm(x.node, c.in(w), c.m.eps))
 }
 
+// preNorm is rmsNorm: the training graph's activations are f32 nodes.
+func (c *graphOps) preNorm(x act, w *Param) act { return c.rmsNorm(x, w) }
+
 // linear is x·Wᵀ + ScaleVar(Linear(Linear(Dropout(x), A), B), &scale) when
 // LoRA targets l: the branch (α/r)·B A x, switched off by scale = 0.
 func (c *graphOps) linear(x act, l *Linear) act {
@@ -133,12 +136,55 @@ func (c *graphOps) fused(x act, f *fusedLinear) []act {
 	if c.err != nil {
 		return out
 	}
+	if f.inPlace && c.inPlaceLoRA(f) {
+		return c.fusedInPlace(x, y, f)
+	}
 	parts, err := graph.SplitCols(y, f.widths...)
 	if c.ok(nil, err); c.err != nil {
 		return out
 	}
 	for i, l := range f.parts {
 		out[i] = c.withLoRA(x, parts[i], l)
+	}
+	return out
+}
+
+// inPlaceLoRA says whether every LoRA branch of f's members can be
+// accumulated into y's columns (graph.LoRAUpCols: rank ≤ LoRAMaxRank).
+func (c *graphOps) inPlaceLoRA(f *fusedLinear) bool {
+	for _, l := range f.parts {
+		if l.lora != nil && c.m.lora.r > graph.LoRAMaxRank {
+			return false
+		}
+	}
+	return true
+}
+
+// fusedInPlace leaves f's parts in y [n, W] (act.ld, act.col), with each
+// member's LoRA branch accumulated into its columns (graph.LoRAUpCols):
+// no split copy, and swiGLU reads y whole (graph.SwiGLUFused).
+func (c *graphOps) fusedInPlace(x act, y *gorgonia.Node, f *fusedLinear) []act {
+	var offs []int
+	var ts, bs []*gorgonia.Node
+	for i, l := range f.parts {
+		if l.lora == nil {
+			continue
+		}
+		xd := x.node
+		if p := c.m.lora.dropout; p > 0 {
+			xd = c.ok(graph.Dropout(xd, p, c.b))
+		}
+		ts = append(ts, c.ok(c.m.linearOp(xd, c.in(l.lora.A))))
+		bs = append(bs, c.in(l.lora.B))
+		offs = append(offs, f.offsets()[i])
+	}
+	if len(offs) > 0 && c.err == nil {
+		y = c.ok(graph.LoRAUpCols(y, offs, ts, bs, &c.m.scale, c.m.bf16))
+	}
+	out := make([]act, len(f.parts))
+	W := f.W.Shape[0]
+	for i, off := range f.offsets() {
+		out[i] = act{node: y, w: f.widths[i], ld: W, col: off}
 	}
 	return out
 }
@@ -196,9 +242,19 @@ func (c *graphOps) add(a, b act) act {
 	return c.act(graph.Add(a.node, b.node))
 }
 
+// swiGLU is graph.SwiGLU over dense gate and up, or graph.SwiGLUFused
+// over the fused gate/up output they are the column blocks of (act.ld).
 func (c *graphOps) swiGLU(gate, up act) act {
 	if c.err != nil {
 		return act{}
+	}
+	if gate.ld != 0 || up.ld != 0 {
+		if gate.node != up.node || gate.col != 0 || up.col != gate.w || up.w != gate.w || gate.ld != 2*gate.w {
+			c.err = fmt.Errorf("model: swiGLU: gate (columns %d+%d of %d) and up (%d+%d of %d) are not the halves of one fused output",
+				gate.col, gate.w, gate.ld, up.col, up.w, up.ld)
+			return act{}
+		}
+		return c.act(graph.SwiGLUFused(gate.node))
 	}
 	return c.act(graph.SwiGLU(gate.node, up.node))
 }

@@ -47,7 +47,7 @@ func (a *Attention) project(o ops, x act) (q, k, v act) { return a.projectBias(o
 // projection after its LoRA branch, or by the fused GEMM when it carries
 // them (fused.go).
 func (a *Attention) projectBias(o ops, x act, bq, bk, bv *Param) (q, k, v act) {
-	h := o.rmsNorm(x, a.AttnNorm)
+	h := o.preNorm(x, a.AttnNorm)
 	if p := o.fused(h, a.qkv); p != nil {
 		if a.qkv.bias != nil {
 			return p[0], p[1], p[2]
@@ -81,7 +81,7 @@ type MLP struct {
 
 // forward is the MLP half of a layer, residual included.
 func (m *MLP) forward(o ops, x act) act {
-	h := o.rmsNorm(x, m.MLPNorm)
+	h := o.preNorm(x, m.MLPNorm)
 	var gate, up act
 	if p := o.fused(h, m.gateUp); p != nil {
 		gate, up = p[0], p[1]

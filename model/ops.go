@@ -26,6 +26,11 @@ type act struct {
 	node *gorgonia.Node
 	buf  kernels.Buffer
 	w    int
+	// ld, when not 0, is the row stride: the act is columns [col, col+w)
+	// of a wider matrix (the fused gate/up parts, read in place by swiGLU,
+	// the one op that takes them): eagerOps' buf is a view starting at the
+	// block, graphOps' node is the whole matrix.
+	ld, col int
 }
 
 // ops are the operations of a decoder layer.
@@ -38,6 +43,11 @@ type ops interface {
 	// rmsNorm normalizes x over consecutive groups of len(w) columns (the
 	// hidden size, or the head dim for per-head q/k norms) and scales by w.
 	rmsNorm(x act, w *Param) act
+	// preNorm is rmsNorm over the hidden size for an output that only
+	// linear and fused read (a layer's two pre-norms): eagerOps writes it
+	// in bf16 where every product rounds its A to bf16 anyway (see
+	// eagerOps.preNorm).
+	preNorm(x act, w *Param) act
 	// linear is x·Wᵀ plus (α/r)·B A x when LoRA targets l and is on.
 	linear(x act, l *Linear) act
 	// fused is f's members' linear(x) computed by one GEMM over their

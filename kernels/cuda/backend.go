@@ -38,12 +38,15 @@ type Options struct {
 // build, or the CPU emulator of the kernels (NewEmulated).
 //
 // Buffers are device memory from a caching pool; views share their parent's
-// memory. F32 and BF16 storage as in the CPU backend: outputs, MatMul's A
-// and C, and in-place state must be F32; read-only inputs may be BF16
-// (Embedding tables and MatMul B natively, others through a temporary f32
-// copy); Upload copies a checkpoint tensor's bytes to the device as they
-// are. Argument checks are kernels.ArgCheck, as in every backend (no
-// buffer is read-only: device memory is never mapped). Integer side inputs are uploaded per call into pooled scratch. All
+// memory. F32 and BF16 storage as in the CPU backend: outputs and in-place
+// state must be F32 except MatMul's C and RMSNorm's out, which may be
+// BF16; read-only inputs may be BF16 (Embedding tables and MatMul's A and
+// B natively, others through a temporary f32 copy); Upload copies a
+// checkpoint tensor's bytes to the device as they are. Argument checks are
+// kernels.ArgCheck, as in every backend (no buffer is read-only: device
+// memory is never mapped). Integer side inputs are uploaded per call into
+// pooled scratch (small ones through a cache keyed by content), except the
+// column blocks' row ids, kept per shape (ops_cols.go). All
 // work goes to one stream in issue order; errors are recorded and returned
 // by Sync. Methods are safe for concurrent use (they serialize).
 type Backend struct {
@@ -53,6 +56,7 @@ type Backend struct {
 	err  error
 	pool pool
 	ints intCache
+	cols map[[4]int]colIDs // column blocks' row ids by shape (ops_cols.go)
 	// step graphs (graph.go)
 	graphs    map[int]*graphKey
 	rec       *recDevice // the step being queued, nil outside GraphStep
@@ -61,8 +65,9 @@ type Backend struct {
 }
 
 var (
-	_ kernels.Backend     = (*Backend)(nil)
-	_ kernels.MemReporter = (*Backend)(nil)
+	_ kernels.Backend       = (*Backend)(nil)
+	_ kernels.MemReporter   = (*Backend)(nil)
+	_ kernels.ColumnBlocker = (*Backend)(nil)
 )
 
 func newBackend(dev device, opt Options) *Backend {
@@ -103,6 +108,10 @@ func (be *Backend) Close() error {
 			be.pool.put(e.p, e.size)
 			be.ints.ent[i] = intEntry{}
 		}
+	}
+	for k, c := range be.cols {
+		be.pool.put(c.p, c.size)
+		delete(be.cols, k)
 	}
 	err := errors.Join(gerr, be.pool.trim())
 	err = errors.Join(err, be.dev.close())

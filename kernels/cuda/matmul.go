@@ -18,12 +18,22 @@ import "github.com/argrl/argrl/kernels"
 // as well and runs on the tensor cores; the f32 master tensors are not
 // touched. Without p.BF16 an F32 × F32 product stays float32 (merging
 // adapters, the value head).
+//
+// bf16 activations: a BF16 A goes to the tensor cores as it is (no
+// rounding pass: its values are what rounding an F32 A gives), or is
+// widened into scratch for a float32 product. A BF16 C is cuBLAS's
+// CUDA_R_16BF C (the GEMM rounds its f32 result once, Beta reading the
+// bf16 C) when the product runs on the tensor cores without a bias;
+// otherwise (a float32 product, or the bias epilogue, whose f32 bias
+// cuBLASLt would read as bf16 with a bf16 D) C's span is widened into f32
+// scratch, the GEMM runs there and the span is rounded back (the elements
+// the GEMM did not write round to themselves). p.LdC is cuBLAS's ldc.
 func (be *Backend) MatMul(c, a, b kernels.Buffer, p kernels.MatMulParams) {
 	o := be.begin("MatMul")
 	defer o.end()
 	nA, nB, nC := o.ArgCheck.MatMul(p)
-	cp := o.out("c", c, nC)
-	ab := o.buf("a", a, nA, kernels.ReadF32)
+	cb := o.buf("c", c, nC, kernels.WriteAny)
+	ab := o.buf("a", a, nA, kernels.Read)
 	bb := o.buf("b", b, nB, kernels.Read)
 	if p.Bias != nil {
 		o.buf("bias", p.Bias, p.N, kernels.Read)
@@ -35,27 +45,39 @@ func (be *Backend) MatMul(c, a, b kernels.Buffer, p kernels.MatMulParams) {
 		TransA: p.TransB, TransB: p.TransA,
 		M: p.N, N: p.M, K: p.K, Batch: p.Batch,
 		Alpha: p.Alpha, Beta: p.Beta,
-		A: bb.ptr(), B: ab.ptr(), C: cp,
+		A: bb.ptr(), B: ab.ptr(), C: cb.ptr(),
 		TypeA: tF32, TypeB: tF32, TypeC: tF32,
 		LdA:     int64(max(1, pick(p.TransB, p.K, p.N))),
 		LdB:     int64(max(1, pick(p.TransA, p.M, p.K))),
-		LdC:     int64(p.N),
+		LdC:     int64(p.Ldc()),
 		StrideA: int64(p.StrideB), StrideB: int64(p.StrideA), StrideC: int64(p.StrideC),
 	}
-	switch {
-	case be.opt.BF16TensorCores && (bb.dt == kernels.BF16 || p.BF16):
+	if be.opt.BF16TensorCores && (bb.dt == kernels.BF16 || p.BF16) {
 		g.TypeA, g.TypeB = tBF16, tBF16
-		g.B = o.scratch(int64(nA) * 2)
-		o.launch("f32_to_bf16_kernel", grid1(int64(nA)), block1, pArg(g.B), pArg(ab.ptr()), lArg(int64(nA)))
+		if ab.dt == kernels.F32 { // round A (a BF16 A is read as it is)
+			g.B = o.scratch(int64(nA) * 2)
+			o.launch("f32_to_bf16_kernel", grid1(int64(nA)), block1, pArg(g.B), pArg(ab.ptr()), lArg(int64(nA)))
+		}
 		if bb.dt == kernels.F32 { // an f32 operand with bf16 products asked (LoRA's A and B)
 			g.A = o.scratch(int64(nB) * 2)
 			o.launch("f32_to_bf16_kernel", grid1(int64(nB)), block1, pArg(g.A), pArg(bb.ptr()), lArg(int64(nB)))
 		}
-	case bb.dt == kernels.BF16:
-		g.A = o.in("b", b, nB)
+	} else {
+		g.A = o.in("b", b, nB) // a BF16 operand widened into scratch
+		g.B = o.in("a", a, nA)
 	}
 	if p.Bias != nil {
 		g.Bias = o.in("bias", p.Bias, p.N)
+	}
+	var cBF16 devPtr // a BF16 C computed in f32 scratch, rounded back after
+	if cb.dt == kernels.BF16 {
+		if g.TypeA == tBF16 && g.Bias == 0 {
+			g.TypeC = tBF16
+		} else {
+			cBF16 = g.C
+			g.C = o.scratch(int64(nC) * 4)
+			o.launch("bf16_to_f32_kernel", grid1(int64(nC)), block1, pArg(g.C), pArg(cBF16), lArg(int64(nC)))
+		}
 	}
 	if o.Bad {
 		return
@@ -64,6 +86,9 @@ func (be *Backend) MatMul(c, a, b kernels.Buffer, p kernels.MatMulParams) {
 		o.check(be.dev.gemmLt(&g))
 	} else {
 		o.check(be.dev.gemm(&g))
+	}
+	if cBF16 != 0 {
+		o.launch("f32_to_bf16_kernel", grid1(int64(nC)), block1, pArg(cBF16), pArg(g.C), lArg(int64(nC)))
 	}
 }
 

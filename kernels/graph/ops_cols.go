@@ -37,24 +37,31 @@ func SplitCols(y *gorgonia.Node, widths ...int) ([]*gorgonia.Node, error) {
 	out := make([]*gorgonia.Node, len(widths))
 	next := 0
 	for i, w := range widths {
-		off := next
-		next += w
-		o := &op{name: "Cols", key: fmt.Sprintf("N=%d W=%d off=%d w=%d", N, W, off, w), out: tensor.Shape{N, w}, diff: []bool{true}}
-		o.run = func(be kernels.Backend, dst kernels.Buffer, in []kernels.Buffer) error {
-			return kernels.ColumnBlock(be, dst, in[0], N, W, off, w)
-		}
-		o.grad = func(_ gorgonia.Nodes, _, g *gorgonia.Node) (gorgonia.Nodes, error) {
-			bo := &op{name: "ColsBackward", key: o.key, out: ys.Clone()}
-			bo.run = func(be kernels.Backend, dst kernels.Buffer, in []kernels.Buffer) error {
-				return kernels.ColumnBlockBackward(be, dst, in[0], N, W, off, w)
-			}
-			d, err := apply(bo, g)
-			return gorgonia.Nodes{d}, err
-		}
 		var err error
-		if out[i], err = apply(o, y); err != nil {
+		if out[i], err = colsOf(y, N, W, next, w); err != nil {
 			return nil, err
 		}
+		next += w
 	}
 	return out, nil
+}
+
+// colsOf is the node of columns [off, off+w) of y [N, W] as a dense
+// [N, w] (kernels.ColumnBlock), whose gradient is that block of dy with
+// zeros elsewhere.
+func colsOf(y *gorgonia.Node, N, W, off, w int) (*gorgonia.Node, error) {
+	ys := tensor.Shape{N, W}
+	o := &op{name: "Cols", key: fmt.Sprintf("N=%d W=%d off=%d w=%d", N, W, off, w), out: tensor.Shape{N, w}, diff: []bool{true}}
+	o.run = func(be kernels.Backend, dst kernels.Buffer, in []kernels.Buffer) error {
+		return kernels.ColumnBlock(be, dst, in[0], N, W, off, w)
+	}
+	o.grad = func(_ gorgonia.Nodes, _, g *gorgonia.Node) (gorgonia.Nodes, error) {
+		bo := &op{name: "ColsBackward", key: o.key, out: ys}
+		bo.run = func(be kernels.Backend, dst kernels.Buffer, in []kernels.Buffer) error {
+			return kernels.ColumnBlockBackward(be, dst, in[0], N, W, off, w)
+		}
+		d, err := apply(bo, g)
+		return gorgonia.Nodes{d}, err
+	}
+	return apply(o, y)
 }

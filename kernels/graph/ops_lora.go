@@ -108,3 +108,70 @@ func scaledMatMul(a, b *gorgonia.Node, p mm, s *float32, out tensor.Shape) (*gor
 	}
 	return apply(o, a, b)
 }
+
+// LoRAUpCols is LoRAUp for a fused projection's output left whole: y
+// [N, W] holds the parts in column blocks [offs[i], offs[i]+bs[i] rows),
+// and out = y with each branch (*s)·(ts[i]·bs[i]ᵀ) accumulated straight
+// into its block (MatMulParams.LdC = W), one copy of y and no split. Each
+// block gets the bits LoRAUp gives the part cut out of y. With *s = 0 out
+// is y as it is (LoRAUp adds 0·u, which differs only where y is −0 or u
+// is not finite). The backward passes g through to y, and cuts each
+// block of g out (SplitCols' copy) for the branch's matmuls, as LoRAUp's
+// backward reads its part's gradient.
+func LoRAUpCols(y *gorgonia.Node, offs []int, ts, bs []*gorgonia.Node, s *float32, bf16 bool) (*gorgonia.Node, error) {
+	if s == nil {
+		return nil, fmt.Errorf("graph: LoRAUpCols: nil scale")
+	}
+	ys := y.Shape()
+	if len(ys) != 2 || len(offs) == 0 || len(ts) != len(offs) || len(bs) != len(offs) {
+		return nil, fmt.Errorf("graph: LoRAUpCols: y %v with %d offsets, %d t, %d b: want y [N, W] and one t and b per offset", ys, len(offs), len(ts), len(bs))
+	}
+	N, W := ys[0], ys[1]
+	kps := make([]kernels.MatMulParams, len(offs))
+	for i, off := range offs {
+		sh, th := bs[i].Shape(), ts[i].Shape()
+		if len(sh) != 2 || len(th) != 2 || th[0] != N || th[1] != sh[1] || off < 0 || off+sh[0] > W {
+			return nil, fmt.Errorf("graph: LoRAUpCols: part %d: t %v, b %v at column %d of y %v: want t [N, r], b [w, r], off+w ≤ W", i, th, sh, off, ys)
+		}
+		if sh[1] > LoRAMaxRank {
+			return nil, fmt.Errorf("graph: LoRAUpCols: rank %d above %d", sh[1], LoRAMaxRank)
+		}
+		kps[i] = kernels.MatMulParams{Batch: 1, M: N, N: sh[0], K: sh[1], TransB: true, Beta: 1, BF16: bf16, LdC: W}
+	}
+	o := &op{name: "LoRAUpCols", key: fmt.Sprintf("%v offs=%v %+v s=%p", ys, offs, kps, s), out: ys.Clone(), diff: make([]bool, 1+2*len(offs))}
+	for i := range o.diff {
+		o.diff[i] = true
+	}
+	o.run = func(be kernels.Backend, out kernels.Buffer, in []kernels.Buffer) error {
+		be.Copy(out, in[0])
+		if *s == 0 {
+			return nil
+		}
+		for i, p := range kps {
+			p.Alpha = *s
+			off := offs[i]
+			be.MatMul(be.View(out, off, N*W-off), in[1+i], in[1+len(offs)+i], p)
+		}
+		return nil
+	}
+	o.grad = func(in gorgonia.Nodes, _, g *gorgonia.Node) (gorgonia.Nodes, error) {
+		grads := make(gorgonia.Nodes, 1+2*len(offs))
+		grads[0] = g
+		for i, off := range offs {
+			T, B := in[1+i], in[1+len(offs)+i]
+			w, r := B.Shape()[0], B.Shape()[1]
+			gi, err := colsOf(g, N, W, off, w)
+			if err != nil {
+				return nil, err
+			}
+			if grads[1+i], err = scaledMatMul(gi, B, mm{1, N, r, w, false, false, 1, bf16}, s, T.Shape()); err != nil { // s·g·b
+				return nil, err
+			}
+			if grads[1+len(offs)+i], err = scaledMatMul(gi, T, mm{1, w, r, N, true, false, 1, bf16}, s, B.Shape()); err != nil { // s·gᵀ·t
+				return nil, err
+			}
+		}
+		return grads, nil
+	}
+	return apply(o, append(append([]*gorgonia.Node{y}, ts...), bs...)...)
+}

@@ -16,7 +16,7 @@ type role uint8
 
 const (
 	in     role = iota // read-only input; may be BF16
-	inF32              // read-only input that must be F32 (MatMul's A)
+	inF32              // read-only input kept F32 (Convert's source)
 	out                // output or in-place state: F32
 	outAny             // destination of a memory op: the variant's dtype
 )
@@ -66,11 +66,11 @@ func catalogue() []opSpec {
 		return func(b kernels.Backend, a map[string]kernels.Buffer) { b.MatMul(a["c"], a["a"], a["b"], p) }
 	}
 	return []opSpec{
-		{name: "MatMul NT", args: []argSpec{arg("c", M*N, out), arg("a", M*K, inF32), arg("b", N*K, in)},
+		{name: "MatMul NT", args: []argSpec{arg("c", M*N, out), arg("a", M*K, in), arg("b", N*K, in)},
 			call: mm(kernels.MatMulParams{Batch: 1, M: M, N: N, K: K, TransB: true, Alpha: 1, Beta: 0.5})},
-		{name: "MatMul NN batched, broadcast B", args: []argSpec{arg("c", 2*M*N, out), arg("a", 2*M*K, inF32), arg("b", K*N, in)},
+		{name: "MatMul NN batched, broadcast B", args: []argSpec{arg("c", 2*M*N, out), arg("a", 2*M*K, in), arg("b", K*N, in)},
 			call: mm(kernels.MatMulParams{Batch: 2, M: M, N: N, K: K, Alpha: 1, StrideA: M * K, StrideC: M * N})},
-		{name: "MatMul TN", args: []argSpec{arg("c", M*N, out), arg("a", K*M, inF32), arg("b", K*N, in)},
+		{name: "MatMul TN", args: []argSpec{arg("c", M*N, out), arg("a", K*M, in), arg("b", K*N, in)},
 			call: mm(kernels.MatMulParams{Batch: 1, M: M, N: N, K: K, TransA: true, Alpha: 2})},
 		{name: "Embedding", args: []argSpec{arg("out", R*C, out), arg("table", V*C, in)}, ints: [][]int32{ids},
 			call: func(b kernels.Backend, a map[string]kernels.Buffer) { b.Embedding(a["out"], a["table"], ids, C) }},

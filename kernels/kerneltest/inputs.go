@@ -9,7 +9,7 @@ import (
 )
 
 // testInputsUnchanged runs every op of the catalogue with all read-only
-// inputs F32 and again with them BF16 (MatMul's A stays F32), each output a
+// inputs F32 and again with them BF16 (MatMul's A included), each output a
 // buffer of its own, and requires every input buffer and host side input
 // to hold the same bits afterwards. (Ops documented as in place may alias
 // an output with an input; with distinct outputs nothing may change.)

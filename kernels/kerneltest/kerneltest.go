@@ -49,6 +49,7 @@ func RunAllExcept(t *testing.T, b kernels.Backend, skip ...string) {
 		{"MatMul", testMatMul},
 		{"MatMulBF16", testMatMulBF16},
 		{"MatMulBias", testMatMulBias},
+		{"MatMulIO", testMatMulIO},
 		{"Embedding", testEmbedding},
 		{"RMSNorm", testRMSNorm},
 		{"RoPE", testRoPE},

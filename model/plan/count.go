@@ -57,16 +57,19 @@ func (s Shape) WeightBytes() float64 {
 func (s Shape) KVBytesPerKey() float64 { return 2 * 2 * float64(s.L) * float64(s.Hkv) * float64(s.D) }
 
 // ElemBytesForward is what the elementwise kernels of one token's training
-// forward read and write through HBM (f32): per layer two RMSNorms (read
-// and write C each), two residual adds (read 2C, write C), q/k/v bias
-// adds and RoPE on q and k (read and write), SwiGLU (one kernel: read 2F,
-// write F);
-// then the logits (written by the head, read by the log-softmax) where
-// head.
+// forward read and write through HBM (f32 activations: the training
+// graph's nodes are f32), in the bf16 tensor-core modes with fused
+// projections: per layer two RMSNorms (read and write C each), two
+// residual adds (read 2C, write C), the fused q/k/v and gate/up outputs
+// cut into their parts (kernels.ColumnBlock: read and write qd+2kd and
+// 2F), RoPE on q and k (read and write), SwiGLU (one kernel: read 2F,
+// write F); the q/k/v biases are added in the fused GEMM's epilogue
+// (cuBLASLt's bias), so no bias pass; then the logits (written by the
+// head, read by the log-softmax) where head.
 func (s Shape) ElemBytesForward(head bool) float64 {
 	qd, kd := float64(s.Hq*s.D), float64(s.Hkv*s.D)
 	C, F := float64(s.C), float64(s.F)
-	perLayer := 4*C + 6*C + 2*(qd+2*kd) + 2*(qd+kd) + 3*F
+	perLayer := 4*C + 6*C + 2*(qd+2*kd) + 2*2*F + 2*(qd+kd) + 3*F
 	b := 4 * perLayer * float64(s.L)
 	if head {
 		b += 2 * 4 * float64(s.V)
@@ -74,15 +77,24 @@ func (s Shape) ElemBytesForward(head bool) float64 {
 	return b
 }
 
-// ElemBytesDecode is ElemBytesForward for the decoder's eager pass, whose
-// attention prologue is one fused kernel (rope.cu rope_kv): it reads q, k
-// and v once and writes the rotated q (its k and v go to the KV cache,
-// counted in KVBytesPerKey), where the training graph's bias adds and
-// RoPE read and write q, k and v again: 4·(2·qd + 4·kd) bytes less per
-// layer.
+// ElemBytesDecode is the decoder's eager pass (KVCache), per token and
+// layer in bytes: the two pre-norms read x in f32 and write their output
+// in bf16 (eagerOps.preNorm: 2·(4C + 2C)); two residual adds (4·2·3C);
+// the fused q/k/v output's parts copied out (read and write, 8·(qd+2kd));
+// the attention prologue as one kernel (rope.cu rope_kv: reads q, k and v
+// once, writes the rotated q; k and v go to the KV cache, counted in
+// KVBytesPerKey); SwiGLU reading gate and up in place in the fused
+// [n, 2F] output (no copy: the LoRA branches accumulate into its column
+// blocks) and writing F (4·3F); then the logits where head.
 func (s Shape) ElemBytesDecode(head bool) float64 {
 	qd, kd := float64(s.Hq*s.D), float64(s.Hkv*s.D)
-	return s.ElemBytesForward(head) - 4*(2*qd+4*kd)*float64(s.L)
+	C, F := float64(s.C), float64(s.F)
+	perLayer := 2*(4*C+2*C) + 4*2*3*C + 8*(qd+2*kd) + 4*(qd+2*kd+qd) + 4*3*F
+	b := perLayer * float64(s.L)
+	if head {
+		b += 2 * 4 * float64(s.V)
+	}
+	return b
 }
 
 // StashBytes is what one token's training forward keeps for the backward

@@ -28,12 +28,15 @@ func TestFLOPsHandCount(t *testing.T) {
 	if tiny.LayerParams() != 120 || tiny.LoRAParams() != 58 {
 		t.Fatalf("layer params %d, LoRA %d; want 120, 58", tiny.LayerParams(), tiny.LoRAParams())
 	}
-	// elementwise bytes per token, tiny (qd = 4, kd = 2): per layer 4·4 + 6·4
-	// + 2·(4+4) + 2·(4+2) + 3·6 = 86 elements, head 2·10: 4·(86+20) = 424;
-	// decoding's fused prologue reads q, k, v (8) and writes q (4) instead
-	// of 16 + 12: 16 elements, 64 bytes less
-	if f, d := tiny.ElemBytesForward(true), tiny.ElemBytesDecode(true); f != 424 || d != 360 {
-		t.Errorf("elementwise bytes per token: training %v, decode %v; by hand 424, 360", f, d)
+	// elementwise bytes per token, tiny (C = 4, qd = 4, kd = 2, F = 6):
+	// training, f32, per layer norms 4·4 + adds 6·4 + q/k/v split copies
+	// 2·(4+4) + gate/up split copies 2·12 + RoPE 2·(4+2) + SwiGLU 3·6 = 110
+	// elements (no bias pass: folded), head 2·10: 4·(110+20) = 520 bytes;
+	// decoding, per layer bytes: pre-norms 2·(16+8) = 48, adds 4·2·12 = 96,
+	// q/k/v split copy 8·8 = 64, the fused prologue reads q, k, v and
+	// writes q 4·12 = 48, SwiGLU in place 4·18 = 72: 328, head 80: 408
+	if f, d := tiny.ElemBytesForward(true), tiny.ElemBytesDecode(true); f != 520 || d != 408 {
+		t.Errorf("elementwise bytes per token: training %v, decode %v; by hand 520, 408", f, d)
 	}
 
 	// SFT, 2 sequences × 3 tokens = 6 tokens, each query sees 1, 2, 3 keys:
