@@ -440,11 +440,12 @@ func (d *emuDevice) gemm(g *gemmCall) error { return d.gemmOp(opGemm, g) }
 func (d *emuDevice) gemmLt(g *gemmCall) error { return d.gemmOp(opGemmLt, g) }
 
 func (d *emuDevice) gemmOp(op uint32, g *gemmCall) error {
-	if op == opGemm && d.record(devCall{op: 'g', gemm: *g}) {
-		return d.dead
+	c := devCall{op: 'g', gemm: *g}
+	if op == opGemmLt {
+		c.op = 'l'
 	}
-	if d.g.capturing {
-		return errEmuCapture
+	if d.record(c) {
+		return d.dead
 	}
 	d.u32(op)
 	for _, v := range []int{btoi(g.TransA), btoi(g.TransB), g.M, g.N, g.K, g.Batch} {

@@ -6,8 +6,9 @@ import (
 )
 
 // The emulator's graphs: a capture records the calls issued between
-// beginCapture and endCapture with their argument values (checked as
-// launches are, not run); launchGraph re-issues the recorded list in
+// beginCapture and endCapture with their argument values (launches
+// checked as on a GPU, cuBLAS and cuBLASLt products as they are; none
+// run); launchGraph re-issues the recorded list in
 // order. Pinned host memory is ordinary memory (every copy is synchronous
 // here).
 

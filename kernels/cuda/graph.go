@@ -25,6 +25,7 @@ import (
 // bit-identical to eager launches. A step whose calls cannot be queued (a
 // copy to or from the host, a block freed to the device, a
 // synchronization) is issued eagerly from that call on: the fallback.
+// cuBLAS and cuBLASLt products are queued like launches.
 //
 // The host-side work of the ops (argument checks, building the side
 // inputs) still runs every step; what a replay saves is the launches: one
@@ -52,7 +53,7 @@ type graphHandle uint64
 
 // devCall is one queued device operation.
 type devCall struct {
-	op          byte // 'k' launch, 'g' gemm, 'c' device copy, '4' memset32, '2' memset16
+	op          byte // 'k' launch, 'g' gemm, 'l' gemmLt, 'c' device copy, '4' memset32, '2' memset16
 	kernel      string
 	grid, block dim3
 	args        []arg
@@ -69,6 +70,9 @@ func (c *devCall) issue(d device) error {
 	case 'g':
 		g := c.gemm
 		return d.gemm(&g)
+	case 'l':
+		g := c.gemm
+		return d.gemmLt(&g)
 	case 'c':
 		return d.dtod(c.dst, c.src, c.n)
 	case '4':
@@ -90,6 +94,7 @@ type GraphStats struct {
 	Replays  int // steps that launched their key's graph as it was
 	Eager    int // steps issued call by call (not capturable, or capture failed)
 	Calls    int // device calls in the steps run as graphs (captured or replayed)
+	LtCalls  int // of which cuBLASLt products (gemmLt)
 	// CaptureErr is the last failed capture's error (the step then ran
 	// eagerly; after 3 failures a key stays eager).
 	CaptureErr string
@@ -313,6 +318,11 @@ func (be *Backend) finishStep(r *recDevice, gd graphDevice) error {
 		be.gstats.Replays++
 	}
 	be.gstats.Calls += len(r.calls)
+	for i := range r.calls {
+		if r.calls[i].op == 'l' {
+			be.gstats.LtCalls++
+		}
+	}
 	return gd.launchGraph(g.exec)
 }
 
@@ -378,6 +388,12 @@ func (r *recDevice) launch(kernel string, grid, block dim3, args []arg) error {
 	return r.queue(devCall{op: 'k', kernel: kernel, grid: grid, block: block, args: slices.Clone(args)})
 }
 func (r *recDevice) gemm(g *gemmCall) error { return r.queue(devCall{op: 'g', gemm: *g}) }
+
+// gemmLt is queued like gemm: the device keeps what a captured
+// cublasLtMatmul reads at replay (its workspace, and on a GPU the
+// descriptors and algorithm of each distinct call, kept until close), so
+// a replay runs it as the eager call would.
+func (r *recDevice) gemmLt(g *gemmCall) error { return r.queue(devCall{op: 'l', gemm: *g}) }
 func (r *recDevice) dtod(dst, src devPtr, n int64) error {
 	return r.queue(devCall{op: 'c', dst: dst, src: src, n: n})
 }
@@ -397,6 +413,3 @@ func (r *recDevice) dtoh(dst []byte, src devPtr) error {
 }
 func (r *recDevice) sync() error         { return errors.Join(r.goEager(), r.device.sync()) }
 func (r *recDevice) free(p devPtr) error { return errors.Join(r.goEager(), r.device.free(p)) }
-
-// gemmLt (a cuBLASLt call) is not queued: the step goes eager from it.
-func (r *recDevice) gemmLt(g *gemmCall) error { return errors.Join(r.goEager(), r.device.gemmLt(g)) }
