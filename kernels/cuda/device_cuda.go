@@ -51,7 +51,10 @@ type cuDevice struct {
 	// kind of gemmLt call, made on first use and freed at close: a
 	// captured cublasLtMatmul reads them at every replay.
 	plans map[gemmCall]*C.argrl_lt_plan
+	xfer  Transfers
 }
+
+func (d *cuDevice) counters() *Transfers { return &d.xfer }
 
 // maxLtPlans bounds d.plans; past it a new kind of call fails, and a graph
 // step capturing it runs eagerly (graph.go).
@@ -205,6 +208,7 @@ func (d *cuDevice) htod(dst devPtr, src []byte) error {
 	if len(src) == 0 {
 		return nil
 	}
+	d.xfer.HtoD++
 	defer d.enter()()
 	return cuErr("cuMemcpyHtoDAsync", C.drv_htod(C.argrl_CUdeviceptr(dst), unsafe.Pointer(&src[0]), C.size_t(len(src)), d.stream))
 }
@@ -214,6 +218,7 @@ func (d *cuDevice) dtoh(dst []byte, src devPtr) error {
 	if len(dst) == 0 {
 		return nil
 	}
+	d.xfer.DtoH++
 	defer d.enter()()
 	if err := cuErr("cuMemcpyDtoHAsync", C.drv_dtoh(unsafe.Pointer(&dst[0]), C.argrl_CUdeviceptr(src), C.size_t(len(dst)), d.stream)); err != nil {
 		return err
@@ -322,6 +327,7 @@ func (d *cuDevice) gemmLt(g *gemmCall) error {
 }
 
 func (d *cuDevice) sync() error {
+	d.xfer.Syncs++
 	defer d.enter()()
 	return cuErr("cuStreamSynchronize", C.drv_sync(d.stream))
 }

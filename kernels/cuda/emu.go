@@ -210,7 +210,10 @@ type emuDevice struct {
 	seed   uint32
 	dead   error
 	g      emuGraphs // emu_graph.go
+	xfer   Transfers
 }
+
+func (d *emuDevice) counters() *Transfers { return &d.xfer }
 
 const (
 	opAlloc = iota + 1
@@ -345,6 +348,7 @@ func (d *emuDevice) htod(dst devPtr, src []byte) error {
 	if d.g.capturing {
 		return errEmuCapture
 	}
+	d.xfer.HtoD++
 	d.u32(opHtoD)
 	d.u64(uint64(dst))
 	d.u64(uint64(len(src)))
@@ -356,6 +360,7 @@ func (d *emuDevice) dtoh(dst []byte, src devPtr) error {
 	if d.g.capturing {
 		return errEmuCapture
 	}
+	d.xfer.DtoH++
 	d.u32(opDtoH)
 	d.u64(uint64(src))
 	d.u64(uint64(len(dst)))
@@ -472,6 +477,7 @@ func (d *emuDevice) sync() error {
 	if d.g.capturing {
 		return errEmuCapture
 	}
+	d.xfer.Syncs++
 	return d.dead
 }
 func (d *emuDevice) memInfo() (free, total int64, err error) {
