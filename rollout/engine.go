@@ -565,40 +565,6 @@ func (r *runState) step() error {
 	return r.endTurns()
 }
 
-// fork starts the G samples of a prompt whose prefill is done from their
-// first tokens ids [G] and log-probs lp (drawn by step), shares its pages
-// with the other G−1 cache sequences, and returns the samples that go on.
-func (r *runState) fork(lead *seqState, ids []int32, lp []float32) ([]*seqState, error) {
-	e, g := r.e, lead.g
-	p := g.p
-	G := len(g.Samples)
-	if G > 1 {
-		if err := e.cache.Fork(g.slots[0], g.slots[1:]); err != nil {
-			return nil, err
-		}
-	}
-	capN := min(p.MaxNewTokens, e.o.MaxLen-len(g.PromptIDs))
-	var live []*seqState
-	for s := range G {
-		smp := &g.Samples[s]
-		smp.IDs = append(make([]int32, 0, capN), ids[s])
-		smp.LogProbs = append(make([]float32, 0, capN), lp[s])
-		g.token(s, ids[s], lp[s])
-		sq := &seqState{g: g, s: smp, slot: g.slots[s], ep: g.eps[s]}
-		if f := r.ended(sq); f != "" {
-			if sq.ep == nil {
-				r.finish(sq, f)
-				continue
-			}
-			r.pending = append(r.pending, turnEnd{sq, f}) // its turn ended, its episode goes on
-			continue
-		}
-		live = append(live, sq)
-	}
-	e.stats.NewTokens += G
-	return live, nil
-}
-
 // emit yields the finished groups that come next in prompt order; false
 // means the consumer stopped.
 func (r *runState) emit(yield func(*Group) bool) bool {
