@@ -430,6 +430,8 @@ func (d *cuDevice) destroyGraph(g graphHandle) error {
 	return cuErr("cuGraphExecDestroy", C.drv_graph_destroy(e))
 }
 
+func (d *cuDevice) canPin() bool { return C.drv_graphs_available() != 0 }
+
 // hostAlloc returns page-locked memory outside Go's heap (cuMemHostAlloc).
 func (d *cuDevice) hostAlloc(bytes int) ([]byte, error) {
 	if C.drv_graphs_available() == 0 {

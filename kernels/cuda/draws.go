@@ -97,15 +97,15 @@ func (be *Backend) growDraws(n int) error {
 		return fmt.Errorf("draw slots: %w", err)
 	}
 	var host []byte
-	pinned := false
-	if gd, ok := be.dev.(graphDevice); ok {
+	gd, pinned := be.dev.(graphDevice)
+	pinned = pinned && gd.canPin()
+	if pinned {
 		if host, err = gd.hostAlloc(c * 8); err != nil {
 			be.pool.put(p, size)
 			return fmt.Errorf("pinned draw slots: %w", err)
 		}
-		pinned = true
 	} else {
-		host = make([]byte, c*8)
+		host = make([]byte, c*8) // a driver without cuMemHostAlloc: pageable
 	}
 	if d.cap > 0 {
 		err = errors.Join(be.dev.dtod(p, d.dev, int64(d.cap)*4), be.dev.dtod(p+devPtr(c*4), d.dev+devPtr(d.cap*4), int64(d.cap)*4))

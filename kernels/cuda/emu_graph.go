@@ -78,5 +78,6 @@ func (d *emuDevice) destroyGraph(h graphHandle) error {
 
 func (d *emuDevice) hostAlloc(bytes int) ([]byte, error) { return make([]byte, bytes), nil }
 func (d *emuDevice) hostFree([]byte) error               { return nil }
+func (d *emuDevice) canPin() bool                        { return true }
 
 var _ graphDevice = (*emuDevice)(nil)

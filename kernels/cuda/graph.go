@@ -45,6 +45,10 @@ type graphDevice interface {
 	// which host→device copies run without staging.
 	hostAlloc(bytes int) ([]byte, error)
 	hostFree(b []byte) error
+	// canPin reports whether the driver has the graph and pinned-memory
+	// entry points (drv_graphs_available); without them steps run eagerly
+	// and copies go from ordinary memory
+	canPin() bool
 }
 
 // graphHandle is an instantiated graph (a CUgraphExec, or the emulator's
@@ -129,12 +133,12 @@ func (be *Backend) SetGraphs(on bool) error {
 }
 
 // StepGraphsOn reports whether GraphStep captures and replays: graphs on
-// (Options.Graphs) and a device that has them.
+// (Options.Graphs) and a device (and driver) that has them.
 func (be *Backend) StepGraphsOn() bool {
 	be.mu.Lock()
 	defer be.mu.Unlock()
-	_, ok := be.dev.(graphDevice)
-	return ok && be.opt.Graphs
+	gd, ok := be.dev.(graphDevice)
+	return ok && be.opt.Graphs && gd.canPin()
 }
 
 // GraphStats returns the step-graph counters.
@@ -172,7 +176,7 @@ func (be *Backend) releaseGraphs() error {
 func (be *Backend) GraphStep(key int, fn func()) {
 	be.mu.Lock()
 	gd, ok := be.dev.(graphDevice)
-	if !ok || !be.opt.Graphs || be.rec != nil {
+	if !ok || !be.opt.Graphs || be.rec != nil || !gd.canPin() {
 		be.mu.Unlock()
 		fn()
 		return
