@@ -335,6 +335,22 @@ type StepGraphs interface {
 	GraphStep(key int, fn func())
 }
 
+// DeviceDraws is implemented by backends that draw tokens on the device
+// and return a step's draws with one device→host copy (the CUDA backend,
+// kernels/cuda/draws.go). DrawRows samples rows [0, N) of logits [N, V]
+// with uniforms u [N] (host) into the step's draw slots [at, at+N) and
+// computes their log-probs from the ids it drew, on the device (the ids
+// never come up in between); the ids and log-probs equal those of Sample
+// then LogProbs on the same rows. FetchDraws waits for the queued work,
+// copies the ids and log-probs of slots [0, len(ids)) into ids and lp
+// (one copy, into page-locked host memory where the device has it) and,
+// like Sync, returns and clears the first recorded error. Slots hold
+// their draws until overwritten; a slot not drawn since is undefined.
+type DeviceDraws interface {
+	DrawRows(at int, logits Buffer, u []float32, N, V int, p SampleParams)
+	FetchDraws(ids []int32, lp []float32) error
+}
+
 // BF16Activations is implemented by backends that want training graphs to
 // keep the forward activations that backward reads in bf16 between the two
 // passes (kernels/graph Config.StashBF16; about half the activation

@@ -63,6 +63,7 @@ type KVCache struct {
 	gen                  uint64
 	one                  [1]KVRow
 	trash                int // 1: page Pages is the padding rows' (step graphs)
+	noSync               bool
 	fusedPrologues       int // BiasRoPEKV calls (prologue.go), for tests
 }
 
@@ -73,6 +74,11 @@ type KVOptions struct {
 	Pages     int // pages of PageSize tokens; 0: Seqs·ceil(MaxLen/PageSize), room for every sequence at full length
 	MaxRows   int // most sequences per Step; 0: Seqs
 	MaxTokens int // most tokens per Step; 0: max(MaxRows, 128)
+	// NoSync makes Step leave waiting for the device, and the errors of
+	// its ops, to the caller's next Sync (or kernels.DeviceDraws'
+	// FetchDraws): a rollout step then waits once, when its draws come
+	// back. Step's own checks still fail at once.
+	NoSync bool
 }
 
 // KVRow is one sequence's tokens in a Step.
@@ -121,7 +127,7 @@ func (m *Model) NewPagedKVCache(o KVOptions) (*KVCache, error) {
 	be := m.be
 	d := &KVCache{m: m, S: o.Seqs, Tmax: o.MaxLen, Pages: o.Pages, maxBatch: o.MaxRows, rows: max(o.MaxRows, o.MaxTokens), tokens: max(o.MaxRows, o.MaxTokens),
 		pt: newPageTable(o.Seqs, o.Pages), rstdViews: map[int]kernels.Buffer{}, lseViews: map[int]kernels.Buffer{},
-		logitViews: make([]kernels.Buffer, o.MaxRows+1), mark: make([]uint64, o.Seqs)}
+		logitViews: make([]kernels.Buffer, o.MaxRows+1), mark: make([]uint64, o.Seqs), noSync: o.NoSync}
 	allocAs := func(dt kernels.DType, n int) kernels.Buffer {
 		b := be.Alloc(dt, n)
 		d.owned = append(d.owned, b)
@@ -365,10 +371,7 @@ func (d *KVCache) Step(rows []KVRow) (kernels.Buffer, error) {
 		for _, row := range rows {
 			d.pt.seqs[row.Seq].n++
 		}
-		if err := be.Sync(); err != nil {
-			return nil, fmt.Errorf("model: Step: %w", err)
-		}
-		return d.logitsView(R), nil
+		return d.done(R)
 	}
 	hf, err := d.run(ids, adapt, N, mp)
 	if err != nil {
@@ -387,8 +390,16 @@ func (d *KVCache) Step(rows []KVRow) (kernels.Buffer, error) {
 		d.pt.seqs[row.Seq].n += len(row.IDs)
 	}
 	d.head(last, R)
-	if err := be.Sync(); err != nil {
-		return nil, fmt.Errorf("model: Step: %w", err)
+	return d.done(R)
+}
+
+// done ends a Step of R rows: the backend's Sync (unless NoSync), then
+// the logits [R, V].
+func (d *KVCache) done(R int) (kernels.Buffer, error) {
+	if !d.noSync {
+		if err := d.m.be.Sync(); err != nil {
+			return nil, fmt.Errorf("model: Step: %w", err)
+		}
 	}
 	return d.logitsView(R), nil
 }

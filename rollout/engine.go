@@ -157,7 +157,7 @@ func (e *Engine) ensureCache(tmax int) error {
 		e.cache.Close()
 		e.cache = nil
 	}
-	c, err := e.m.NewPagedKVCache(model.KVOptions{Seqs: e.o.Batch, MaxLen: tmax, Pages: e.o.Pages, MaxTokens: e.o.MaxTokens})
+	c, err := e.m.NewPagedKVCache(model.KVOptions{Seqs: e.o.Batch, MaxLen: tmax, Pages: e.o.Pages, MaxTokens: e.o.MaxTokens, NoSync: true})
 	if err != nil {
 		return err
 	}
@@ -254,6 +254,7 @@ type runState struct {
 	groups  []*groupState // by prompt index; nil before admission and after emission
 	active  []*seqState   // admitted sequences, admission order (the last is preempted first)
 	spare   []*seqState   // the other buffer of active
+	forkAt  []int         // per step row: the first draw slot of a prompt's G samples, or -1
 	free    []int         // free cache sequences (a stack)
 	next    int           // next prompt to admit
 	emitted int           // groups yielded
@@ -466,36 +467,57 @@ func (r *runState) step() error {
 	}
 	be, V := e.be, e.vocab
 	// Rows that draw: the decoding prefix of one sampling setting in one
-	// call, then the others row by row (each row is sampled alone either way).
+	// call, then the others row by row (each row is sampled alone either
+	// way), then the G first tokens of each prompt whose prefill is done,
+	// after the R rows' slots; all come back with one fetch.
 	D := 0
 	prefill := 0
+	n := R
+	r.forkAt = r.forkAt[:0]
 	for i, sq := range r.seqs {
 		done := e.cache.Len(sq.slot) == sq.total()
 		if len(r.rows[i].IDs) > 1 || sq.s == nil {
 			prefill += len(r.rows[i].IDs)
 		}
+		at := -1
 		if done && sq.s != nil {
 			e.u[i] = Uniform(sq.g.p.Seed, sq.g.ID, sq.s.Index, sq.drawIndex())
 			if D == i && sq.g.kp == r.seqs[0].g.kp {
 				D++
 			}
+		} else if done {
+			at = n
+			n += len(sq.g.Samples)
 		}
+		r.forkAt = append(r.forkAt, at)
 	}
+	top := 0 // slots [0, top) hold this step's draws (and rows that drew none)
 	if D > 0 {
-		be.Sample(e.ids[:D], logits, e.u[:D], D, V, *r.seqs[0].g.kp) // the first D rows of [R, V]
-		be.LogProbs(e.lpView[D], e.lseView[D], nil, logits, e.ids[:D], D, V)
+		e.draws.draw(0, logits, e.u[:D], D, V, *r.seqs[0].g.kp) // the first D rows of [R, V]
+		top = D
 	}
 	for i := D; i < R; i++ {
 		sq := r.seqs[i]
-		if sq.s == nil || e.cache.Len(sq.slot) != sq.total() {
+		if e.cache.Len(sq.slot) != sq.total() {
 			continue
 		}
 		row := be.View(logits, i*V, V)
-		be.Sample(e.ids[i:i+1], row, e.u[i:i+1], 1, V, *sq.g.kp)
-		be.LogProbs(be.View(e.lp, i, 1), be.View(e.lse, i, 1), nil, row, e.ids[i:i+1], 1, V)
+		if sq.s != nil {
+			e.draws.draw(i, row, e.u[i:i+1], 1, V, *sq.g.kp)
+			top = max(top, i+1)
+			continue
+		}
+		g := sq.g
+		for s := range g.Samples {
+			u := []float32{Uniform(g.p.Seed, g.ID, s, 0)}
+			e.draws.draw(r.forkAt[i]+s, row, u, 1, V, *g.kp)
+		}
+		top = max(top, r.forkAt[i]+len(g.Samples))
 	}
-	be.CopyOut(e.lpHost[:R], e.lpView[R])
-	if err := be.Sync(); err != nil {
+	if len(e.ids) < n {
+		e.ids, e.lpHost = make([]int32, n), make([]float32, n)
+	}
+	if err := e.draws.fetch(e.ids[:top], e.lpHost[:top]); err != nil {
 		return fmt.Errorf("decode step: %w", err)
 	}
 	// Apply the draws; a completed prompt draws its G first tokens and forks.
@@ -510,7 +532,8 @@ func (r *runState) step() error {
 		case !ran || e.cache.Len(sq.slot) != sq.total():
 			keep = append(keep, sq)
 		case sq.s == nil:
-			live, err := r.fork(sq, logits, i)
+			at := r.forkAt[i]
+			live, err := r.fork(sq, e.ids[at:at+len(sq.g.Samples)], e.lpHost[at:])
 			if err != nil {
 				return err
 			}
@@ -540,53 +563,6 @@ func (r *runState) step() error {
 		e.stats.Decode += time.Since(t0)
 	}
 	return r.endTurns()
-}
-
-// fork draws the G first tokens of a prompt whose prefill is done from its
-// logits row i, shares its pages with the other G−1 cache sequences, and
-// returns the samples that go on.
-func (r *runState) fork(lead *seqState, logits kernels.Buffer, i int) ([]*seqState, error) {
-	e, g := r.e, lead.g
-	p := g.p
-	be, V := e.be, e.vocab
-	row := be.View(logits, i*V, V)
-	G := len(g.Samples)
-	lp := make([]float32, G)
-	ids := make([]int32, G)
-	for s := range G {
-		u := []float32{Uniform(p.Seed, g.ID, s, 0)}
-		be.Sample(ids[s:s+1], row, u, 1, V, *g.kp)
-		be.LogProbs(e.lpView[1], e.lseView[1], nil, row, ids[s:s+1], 1, V)
-		be.CopyOut(lp[s:s+1], e.lpView[1])
-	}
-	if err := be.Sync(); err != nil {
-		return nil, fmt.Errorf("first token: %w", err)
-	}
-	if G > 1 {
-		if err := e.cache.Fork(g.slots[0], g.slots[1:]); err != nil {
-			return nil, err
-		}
-	}
-	capN := min(p.MaxNewTokens, e.o.MaxLen-len(g.PromptIDs))
-	var live []*seqState
-	for s := range G {
-		smp := &g.Samples[s]
-		smp.IDs = append(make([]int32, 0, capN), ids[s])
-		smp.LogProbs = append(make([]float32, 0, capN), lp[s])
-		g.token(s, ids[s], lp[s])
-		sq := &seqState{g: g, s: smp, slot: g.slots[s], ep: g.eps[s]}
-		if f := r.ended(sq); f != "" {
-			if sq.ep == nil {
-				r.finish(sq, f)
-				continue
-			}
-			r.pending = append(r.pending, turnEnd{sq, f}) // its turn ended, its episode goes on
-			continue
-		}
-		live = append(live, sq)
-	}
-	e.stats.NewTokens += G
-	return live, nil
 }
 
 // emit yields the finished groups that come next in prompt order; false

@@ -228,14 +228,17 @@ type Engine struct {
 	o     Options
 	vocab int
 
-	cache     *model.KVCache // nil until the first call; regrown between calls only
-	lp, lse   kernels.Buffer // [S]
-	lpView    []kernels.Buffer
-	lseView   []kernels.Buffer
-	slots     []int     // [S] per decode row
-	toks, ids []int32   // [S]
-	u, lpHost []float32 // [S]
-	stats     Stats
+	// cache is nil until the first call, regrown between calls only; its
+	// Steps do not wait for the device: each step's fetch of its draws
+	// does (draws.go)
+	cache  *model.KVCache
+	draws  drawer
+	slots  []int     // [S] per decode row
+	toks   []int32   // [S]
+	u      []float32 // [S]
+	ids    []int32   // a step's draws (at least S)
+	lpHost []float32 // their log-probs
+	stats  Stats
 }
 
 // New returns an engine over m.
@@ -264,12 +267,7 @@ func New(m *model.Model, o Options) (*Engine, error) {
 	S := o.Batch
 	e := &Engine{m: m, be: m.Backend(), tok: o.Tokenizer, o: o, vocab: V,
 		slots: make([]int, S), toks: make([]int32, S), ids: make([]int32, S),
-		u: make([]float32, S), lpHost: make([]float32, S)}
-	e.lp, e.lse = e.be.Alloc(kernels.F32, S), e.be.Alloc(kernels.F32, S)
-	e.lpView, e.lseView = make([]kernels.Buffer, S+1), make([]kernels.Buffer, S+1)
-	for n := 1; n <= S; n++ {
-		e.lpView[n], e.lseView[n] = e.be.View(e.lp, 0, n), e.be.View(e.lse, 0, n)
-	}
+		u: make([]float32, S), lpHost: make([]float32, S), draws: newDrawer(m.Backend())}
 	if err := e.be.Sync(); err != nil {
 		e.Close()
 		return nil, fmt.Errorf("rollout: New: %w", err)
@@ -283,12 +281,7 @@ func (e *Engine) Close() {
 		e.cache.Close()
 		e.cache = nil
 	}
-	for _, b := range []kernels.Buffer{e.lp, e.lse} {
-		if b != nil {
-			e.be.Free(b)
-		}
-	}
-	e.lp, e.lse = nil, nil
+	e.draws.close()
 }
 
 // Stats returns the totals of every call so far.

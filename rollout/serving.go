@@ -204,7 +204,7 @@ func (e *Engine) serveCache() error {
 		e.cache.Close()
 		e.cache = nil
 	}
-	c, err := e.m.NewPagedKVCache(model.KVOptions{Seqs: e.o.Batch, MaxLen: e.o.MaxLen, Pages: pages, MaxTokens: e.o.MaxTokens})
+	c, err := e.m.NewPagedKVCache(model.KVOptions{Seqs: e.o.Batch, MaxLen: e.o.MaxLen, Pages: pages, MaxTokens: e.o.MaxTokens, NoSync: true})
 	if err != nil {
 		return err
 	}

@@ -120,7 +120,7 @@ func randomIDs(n, P, vocab int, seed uint64) [][]int32 {
 	return out
 }
 
-// gpucheck decode -model DIR -backend B -batch 64,256 [-prompt 128] [-new 128] [-lora 32]
+// gpucheck decode -model DIR -backend B -batch 64,256 [-prompt 128] [-new 128] [-lora 32] [-graphs 8,64]
 func runDecode(args []string) error {
 	fs := flag.NewFlagSet("decode", flag.ContinueOnError)
 	dir := fs.String("model", "", "model directory")
@@ -131,12 +131,24 @@ func runDecode(args []string) error {
 	lora := fs.Int("lora", 32, "LoRA rank of the (unmerged) adapters, as in GRPO rollouts; 0: none")
 	out := fs.String("out", "", "summary JSON")
 	ceil := fs.String("ceilings", "", "`gpucheck ceilings -save` output: state the rates against them")
+	graphB := fs.String("graphs", "", "batch sizes of the eager-vs-graphs rows (graphs.go); empty: none")
+	gP := fs.Int("graph-prompt", 128, "prompt tokens of the eager-vs-graphs rows")
+	gN := fs.Int("graph-new", 64, "new tokens per sequence of the eager-vs-graphs rows")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	bs, err := ints(*batches)
 	if err != nil || *dir == "" {
-		return firstErr(err, fmt.Errorf("usage: gpucheck decode -model DIR [-backend B] [-batch 64,256]"))
+		return firstErr(err, fmt.Errorf("usage: gpucheck decode -model DIR [-backend B] [-batch 64,256] [-graphs 8,64]"))
+	}
+	var gbs []int
+	if *graphB != "" {
+		if gbs, err = ints(*graphB); err != nil {
+			return fmt.Errorf("-graphs: %w", err)
+		}
+		if *gP < 1 || *gN < 1 || *gP+*gN > *P+*N {
+			return fmt.Errorf("-graph-prompt %d and -graph-new %d: want ≥ 1 each, together at most -prompt + -new = %d", *gP, *gN, *P+*N)
+		}
 	}
 	be, cb, err := openBackend(*backend)
 	if err != nil {
@@ -176,6 +188,16 @@ func runDecode(args []string) error {
 		}
 		row.Key = fmt.Sprintf("decode_b%d_tok_s", B)
 		row.Detail = strings.TrimPrefix(row.Detail+"; "+memNote(cb), "; ")
+		rows = append(rows, row)
+	}
+	for _, B := range gbs {
+		row, err := graphsRow(m, cb, *backend, B, *gP, *gN)
+		if err != nil {
+			if row.Check == "" {
+				row = Row{Check: fmt.Sprintf("decode eager vs graphs, batch %d", B), Status: "FAIL", Detail: err.Error()}
+			}
+			errs = append(errs, err)
+		}
 		rows = append(rows, row)
 	}
 	return firstErr(firstErr(errs...), writeRows(*out, rows...))

@@ -17,7 +17,9 @@ import (
 // files (each under 1 MiB) to OUT and nothing big there, and the table
 // has every check: the driver row (skipped: no GPU), both ceilings, the
 // conformance suite, the cpu-vs-emulator loss comparisons of SFT, GRPO and
-// PPO in both modes, the checkpoint, load and decode at both batches, LoRA
+// PPO in both modes, the checkpoint, load and decode at both batches,
+// decode eager against graphs at two batches (same tokens, replays, one
+// device→host copy per step; the emulator's times labelled), LoRA
 // SFT at both lengths, the GRPO step with its phases, ρ − 1 and the peak
 // memory, activation memory per layer (bf16 below f32) and the NCCL slot.
 // Run again with the binaries already built and a budget that runs out
@@ -87,6 +89,8 @@ func TestGPUCheckDryRun(t *testing.T) {
 		{"load checkpoint", "ok"},
 		{"decode batch 4", "ok"},
 		{"decode batch 8", "ok"},
+		{"decode eager vs graphs, batch 2", "ok"},
+		{"decode eager vs graphs, batch 4", "ok"},
 		{"LoRA SFT r=8 T=32", "ok"},
 		{"LoRA SFT r=8 T=48", "ok"},
 		{"GRPO step (G=4, 8 new)", "ok"},

@@ -5,7 +5,7 @@
 //
 //	gpucheck compare [-tol 0.05] A_RUN B_RUN     losses of two runs of one config
 //	gpucheck model -shape 7b|tiny DIR            a random-weight checkpoint (modeltest)
-//	gpucheck decode -model DIR -backend B ...    decode tokens/s at each -batch
+//	gpucheck decode -model DIR -backend B ...    decode tokens/s at each -batch, eager vs graphs at each -graphs
 //	gpucheck sft -model DIR -backend B ...       LoRA SFT tokens/s and MFU
 //	gpucheck grpo -model DIR -backend B ...      one GRPO step, split by phase
 //	gpucheck memory -model DIR -backend B ...    activation memory of a training step

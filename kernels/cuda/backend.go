@@ -62,6 +62,7 @@ type Backend struct {
 	rec       *recDevice // the step being queued, nil outside GraphStep
 	gstats    GraphStats
 	uploading bool // an arena copy from pinned memory may still be running
+	draws     drawBuf
 }
 
 var (
@@ -102,7 +103,7 @@ func (be *Backend) Close() error {
 	if _, done := be.dev.(closedDevice); done {
 		return nil
 	}
-	gerr := be.releaseGraphs()
+	gerr := errors.Join(be.releaseGraphs(), be.releaseDraws())
 	for i, e := range be.ints.ent {
 		if e.size > 0 {
 			be.pool.put(e.p, e.size)
@@ -195,6 +196,13 @@ func (be *Backend) fail(err error) {
 	if be.err == nil {
 		be.err = err
 	}
+}
+
+// Transfers returns the device's copy and wait counters.
+func (be *Backend) Transfers() Transfers {
+	be.mu.Lock()
+	defer be.mu.Unlock()
+	return *be.dev.counters()
 }
 
 // Sync waits for all queued work and returns (and clears) the first error.

@@ -243,7 +243,15 @@ argrl_cublasStatus blas_destroy(argrl_cublasHandle_t h);
 int blas_version(argrl_cublasHandle_t h);
 argrl_cublasStatus blaslt_create(argrl_cublasLtHandle_t* h);
 argrl_cublasStatus blaslt_destroy(argrl_cublasLtHandle_t h);
-argrl_cublasStatus blaslt_gemm(argrl_cublasLtHandle_t h, int ta, int tb, int m, int n, int k, float alpha, argrl_CUdeviceptr A, int at, long long lda, long long sa, argrl_CUdeviceptr B, int bt, long long ldb, long long sb, float beta, argrl_CUdeviceptr C, int ct, long long ldc, long long sc, int batch, argrl_CUdeviceptr bias, argrl_CUdeviceptr ws, size_t wsbytes, argrl_CUstream s);
+// argrl_lt_plan is one kind of cublasLtMatmul call, made once (blaslt_plan).
+typedef struct {
+  argrl_cublasLtMatmulDesc_t op;
+  argrl_cublasLtMatrixLayout_t la, lb, lc;
+  argrl_cublasLtMatmulAlgo_t algo;
+} argrl_lt_plan;
+argrl_cublasStatus blaslt_plan(argrl_cublasLtHandle_t h, int ta, int tb, int m, int n, int k, int at, long long lda, long long sa, int bt, long long ldb, long long sb, int ct, long long ldc, long long sc, int batch, argrl_CUdeviceptr bias, size_t wsbytes, argrl_lt_plan** out);
+argrl_cublasStatus blaslt_run(argrl_cublasLtHandle_t h, const argrl_lt_plan* p, float alpha, argrl_CUdeviceptr A, argrl_CUdeviceptr B, float beta, argrl_CUdeviceptr C, argrl_CUdeviceptr ws, size_t wsbytes, argrl_CUstream s);
+void blaslt_plan_free(argrl_lt_plan* p);
 argrl_cublasStatus blas_gemm(argrl_cublasHandle_t h, int ta, int tb, int m, int n, int k, float alpha, argrl_CUdeviceptr A, int at, int lda, long long sa, argrl_CUdeviceptr B, int bt, int ldb, long long sb, float beta, argrl_CUdeviceptr C, int ct, int ldc, long long sc, int batch);
 
 #endif

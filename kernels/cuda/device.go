@@ -96,6 +96,16 @@ type device interface {
 	memInfo() (free, total int64, err error)
 	close() error
 	name() string
+	// counters are the device's Transfers, counted as calls are issued
+	counters() *Transfers
+}
+
+// Transfers count a device's host↔device copies and its waits for the
+// stream (Backend.Transfers): what a decode step costs besides its
+// kernels, checked by tests as counts, never timed.
+type Transfers struct {
+	HtoD, DtoH int // copies issued (a device→host copy also waits for the stream)
+	Syncs      int // explicit waits for the stream besides those
 }
 
 // checkSignature compares the packed kinds of a launch with the kernel's
@@ -150,3 +160,4 @@ func (closedDevice) sync() error                    { return errClosed }
 func (closedDevice) memInfo() (int64, int64, error) { return 0, 0, errClosed }
 func (closedDevice) close() error                   { return nil }
 func (d closedDevice) name() string                 { return d.label }
+func (closedDevice) counters() *Transfers           { return &Transfers{} }

@@ -47,7 +47,18 @@ type cuDevice struct {
 	// Go code never turns a C pointer into an integer and back.
 	graphs    map[graphHandle]C.argrl_CUgraphExec
 	nextGraph graphHandle
+	// plans holds a cuBLASLt plan (descriptors, layouts, algorithm) per
+	// kind of gemmLt call, made on first use and freed at close: a
+	// captured cublasLtMatmul reads them at every replay.
+	plans map[gemmCall]*C.argrl_lt_plan
+	xfer  Transfers
 }
+
+func (d *cuDevice) counters() *Transfers { return &d.xfer }
+
+// maxLtPlans bounds d.plans; past it a new kind of call fails, and a graph
+// step capturing it runs eagerly (graph.go).
+const maxLtPlans = 1 << 14
 
 // ltWorkspace is the workspace cuBLASLt's algorithms may use (32 MiB, what
 // NVIDIA recommends for Hopper; 4 MiB would do on Ampere).
@@ -197,6 +208,7 @@ func (d *cuDevice) htod(dst devPtr, src []byte) error {
 	if len(src) == 0 {
 		return nil
 	}
+	d.xfer.HtoD++
 	defer d.enter()()
 	return cuErr("cuMemcpyHtoDAsync", C.drv_htod(C.argrl_CUdeviceptr(dst), unsafe.Pointer(&src[0]), C.size_t(len(src)), d.stream))
 }
@@ -206,6 +218,7 @@ func (d *cuDevice) dtoh(dst []byte, src devPtr) error {
 	if len(dst) == 0 {
 		return nil
 	}
+	d.xfer.DtoH++
 	defer d.enter()()
 	if err := cuErr("cuMemcpyDtoHAsync", C.drv_dtoh(unsafe.Pointer(&dst[0]), C.argrl_CUdeviceptr(src), C.size_t(len(dst)), d.stream)); err != nil {
 		return err
@@ -286,12 +299,27 @@ func (d *cuDevice) gemmLt(g *gemmCall) error {
 		}
 		return nil
 	}
+	key := *g // the plan's kind: everything but the operands' addresses
+	key.A, key.B, key.C, key.Alpha, key.Beta = 0, 0, 0, 0, 0
 	defer d.enter()()
-	st := C.blaslt_gemm(d.lt, C.int(btoi(g.TransA)), C.int(btoi(g.TransB)), C.int(g.M), C.int(g.N), C.int(g.K),
-		C.float(g.Alpha), C.argrl_CUdeviceptr(g.A), C.int(g.TypeA), C.longlong(g.LdA), C.longlong(g.StrideA),
-		C.argrl_CUdeviceptr(g.B), C.int(g.TypeB), C.longlong(g.LdB), C.longlong(g.StrideB), C.float(g.Beta),
-		C.argrl_CUdeviceptr(g.C), C.int(g.TypeC), C.longlong(g.LdC), C.longlong(g.StrideC), C.int(g.Batch),
-		C.argrl_CUdeviceptr(g.Bias), d.ws, ltWorkspace, d.stream)
+	p := d.plans[key]
+	if p == nil {
+		if len(d.plans) >= maxLtPlans {
+			return fmt.Errorf("cublasLt: %d kinds of product planned, the most kept", maxLtPlans)
+		}
+		st := C.blaslt_plan(d.lt, C.int(btoi(g.TransA)), C.int(btoi(g.TransB)), C.int(g.M), C.int(g.N), C.int(g.K),
+			C.int(g.TypeA), C.longlong(g.LdA), C.longlong(g.StrideA), C.int(g.TypeB), C.longlong(g.LdB), C.longlong(g.StrideB),
+			C.int(g.TypeC), C.longlong(g.LdC), C.longlong(g.StrideC), C.int(g.Batch), C.argrl_CUdeviceptr(g.Bias), ltWorkspace, &p)
+		if st != 0 {
+			return fmt.Errorf("cublasLt plan (m %d n %d k %d batch %d, bias %v): status %d", g.M, g.N, g.K, g.Batch, g.Bias != 0, int(st))
+		}
+		if d.plans == nil {
+			d.plans = map[gemmCall]*C.argrl_lt_plan{}
+		}
+		d.plans[key] = p
+	}
+	st := C.blaslt_run(d.lt, p, C.float(g.Alpha), C.argrl_CUdeviceptr(g.A), C.argrl_CUdeviceptr(g.B), C.float(g.Beta),
+		C.argrl_CUdeviceptr(g.C), d.ws, ltWorkspace, d.stream)
 	if st != 0 {
 		return fmt.Errorf("cublasLtMatmul (m %d n %d k %d batch %d, bias %v): status %d", g.M, g.N, g.K, g.Batch, g.Bias != 0, int(st))
 	}
@@ -299,6 +327,7 @@ func (d *cuDevice) gemmLt(g *gemmCall) error {
 }
 
 func (d *cuDevice) sync() error {
+	d.xfer.Syncs++
 	defer d.enter()()
 	return cuErr("cuStreamSynchronize", C.drv_sync(d.stream))
 }
@@ -320,6 +349,10 @@ func (d *cuDevice) close() error {
 	if d.blas != nil {
 		C.blas_destroy(d.blas)
 		d.blas = nil
+	}
+	for k, p := range d.plans {
+		C.blaslt_plan_free(p)
+		delete(d.plans, k)
 	}
 	if d.lt != nil {
 		C.blaslt_destroy(d.lt)
@@ -396,6 +429,8 @@ func (d *cuDevice) destroyGraph(g graphHandle) error {
 	defer d.enter()()
 	return cuErr("cuGraphExecDestroy", C.drv_graph_destroy(e))
 }
+
+func (d *cuDevice) canPin() bool { return C.drv_graphs_available() != 0 }
 
 // hostAlloc returns page-locked memory outside Go's heap (cuMemHostAlloc).
 func (d *cuDevice) hostAlloc(bytes int) ([]byte, error) {

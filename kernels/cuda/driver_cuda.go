@@ -278,50 +278,67 @@ static argrl_cublasStatus blaslt_layout(argrl_cublasLtMatrixLayout_t* l, unsigne
 	st = D.cublasLtMatrixLayoutSetAttribute(*l, ARGRL_CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &n, sizeof n);
 	return st ? st : D.cublasLtMatrixLayoutSetAttribute(*l, ARGRL_CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &s, sizeof s);
 }
-// blaslt_gemm is blas_gemm through cublasLtMatmul: a matmul descriptor
-// (float32 compute and scale, the transposes, the bias epilogue when bias
-// is not 0: an f32 [m] added to every column), the matrix layouts, the
-// heuristic's first algorithm within the workspace, then the product on
-// stream s. Descriptors are made per call (a few microseconds of host
-// time).
-argrl_cublasStatus blaslt_gemm(argrl_cublasLtHandle_t h, int ta, int tb, int m, int n, int k, float alpha,
-                               argrl_CUdeviceptr A, int at, long long lda, long long sa, argrl_CUdeviceptr B, int bt,
-                               long long ldb, long long sb, float beta, argrl_CUdeviceptr C, int ct, long long ldc,
-                               long long sc, int batch, argrl_CUdeviceptr bias, argrl_CUdeviceptr ws, size_t wsbytes,
-                               argrl_CUstream s) {
+// blaslt_plan prepares one kind of blas_gemm call through cublasLtMatmul:
+// a matmul descriptor (float32 compute and scale, the transposes, the bias
+// epilogue when bias is not 0: an f32 [m] added to every column), the
+// matrix layouts, and the heuristic's first algorithm within the
+// workspace. The plan lives in C memory until blaslt_plan_free, so a
+// cublasLtMatmul captured into a graph refers to descriptors and an
+// algorithm that stay where they were at every replay.
+argrl_cublasStatus blaslt_plan(argrl_cublasLtHandle_t h, int ta, int tb, int m, int n, int k, int at, long long lda,
+                               long long sa, int bt, long long ldb, long long sb, int ct, long long ldc, long long sc,
+                               int batch, argrl_CUdeviceptr bias, size_t wsbytes, argrl_lt_plan** out) {
 	unsigned ty[2] = {ARGRL_CUDA_R_32F, ARGRL_CUDA_R_16BF};
-	argrl_cublasLtMatmulDesc_t op = NULL;
-	argrl_cublasLtMatrixLayout_t la = NULL, lb = NULL, lc = NULL;
+	argrl_lt_plan* p = (argrl_lt_plan*)calloc(1, sizeof *p);
 	argrl_cublasLtMatmulPreference_t pref = NULL;
 	argrl_cublasLtMatmulHeuristicResult_t res;
 	int got = 0;
 	int32_t opA = ta ? 1 : 0, opB = tb ? 1 : 0;  // CUBLAS_OP_N, CUBLAS_OP_T
 	uint64_t wsmax = wsbytes;
-	argrl_cublasStatus st = D.cublasLtMatmulDescCreate(&op, ARGRL_CUBLAS_COMPUTE_32F, ARGRL_CUDA_R_32F);
-	if (!st) st = D.cublasLtMatmulDescSetAttribute(op, ARGRL_CUBLASLT_MATMUL_DESC_TRANSA, &opA, sizeof opA);
-	if (!st) st = D.cublasLtMatmulDescSetAttribute(op, ARGRL_CUBLASLT_MATMUL_DESC_TRANSB, &opB, sizeof opB);
+	*out = NULL;
+	if (!p) return 3;  // CUBLAS_STATUS_ALLOC_FAILED
+	argrl_cublasStatus st = D.cublasLtMatmulDescCreate(&p->op, ARGRL_CUBLAS_COMPUTE_32F, ARGRL_CUDA_R_32F);
+	if (!st) st = D.cublasLtMatmulDescSetAttribute(p->op, ARGRL_CUBLASLT_MATMUL_DESC_TRANSA, &opA, sizeof opA);
+	if (!st) st = D.cublasLtMatmulDescSetAttribute(p->op, ARGRL_CUBLASLT_MATMUL_DESC_TRANSB, &opB, sizeof opB);
 	if (!st && bias) {
 		uint32_t epi = ARGRL_CUBLASLT_EPILOGUE_BIAS;
 		const void* bp = (const void*)bias;
-		st = D.cublasLtMatmulDescSetAttribute(op, ARGRL_CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof epi);
-		if (!st) st = D.cublasLtMatmulDescSetAttribute(op, ARGRL_CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bp, sizeof bp);
+		st = D.cublasLtMatmulDescSetAttribute(p->op, ARGRL_CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof epi);
+		if (!st) st = D.cublasLtMatmulDescSetAttribute(p->op, ARGRL_CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bp, sizeof bp);
 	}
-	if (!st) st = blaslt_layout(&la, ty[at], ta ? k : m, ta ? m : k, lda, batch, sa);
-	if (!st) st = blaslt_layout(&lb, ty[bt], tb ? n : k, tb ? k : n, ldb, batch, sb);
-	if (!st) st = blaslt_layout(&lc, ty[ct], m, n, ldc, batch, sc);
+	if (!st) st = blaslt_layout(&p->la, ty[at], ta ? k : m, ta ? m : k, lda, batch, sa);
+	if (!st) st = blaslt_layout(&p->lb, ty[bt], tb ? n : k, tb ? k : n, ldb, batch, sb);
+	if (!st) st = blaslt_layout(&p->lc, ty[ct], m, n, ldc, batch, sc);
 	if (!st) st = D.cublasLtMatmulPreferenceCreate(&pref);
 	if (!st) st = D.cublasLtMatmulPreferenceSetAttribute(pref, ARGRL_CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &wsmax, sizeof wsmax);
-	if (!st) st = D.cublasLtMatmulAlgoGetHeuristic(h, op, la, lb, lc, lc, pref, 1, &res, &got);
+	if (!st) st = D.cublasLtMatmulAlgoGetHeuristic(h, p->op, p->la, p->lb, p->lc, p->lc, pref, 1, &res, &got);
 	if (!st && got < 1) st = ARGRL_CUBLAS_STATUS_NOT_SUPPORTED;
-	if (!st)
-		st = D.cublasLtMatmul(h, op, &alpha, (const void*)A, la, (const void*)B, lb, &beta, (const void*)C, lc, (void*)C,
-		                      lc, &res.algo, (void*)ws, wsbytes, s);
 	if (pref) D.cublasLtMatmulPreferenceDestroy(pref);
-	if (lc) D.cublasLtMatrixLayoutDestroy(lc);
-	if (lb) D.cublasLtMatrixLayoutDestroy(lb);
-	if (la) D.cublasLtMatrixLayoutDestroy(la);
-	if (op) D.cublasLtMatmulDescDestroy(op);
-	return st;
+	if (st) {
+		blaslt_plan_free(p);
+		return st;
+	}
+	p->algo = res.algo;
+	*out = p;
+	return 0;
+}
+
+// blaslt_run issues a planned product on stream s; alpha and beta are read
+// from the host when it is issued (or captured).
+argrl_cublasStatus blaslt_run(argrl_cublasLtHandle_t h, const argrl_lt_plan* p, float alpha, argrl_CUdeviceptr A,
+                              argrl_CUdeviceptr B, float beta, argrl_CUdeviceptr C, argrl_CUdeviceptr ws,
+                              size_t wsbytes, argrl_CUstream s) {
+	return D.cublasLtMatmul(h, p->op, &alpha, (const void*)A, p->la, (const void*)B, p->lb, &beta, (const void*)C, p->lc,
+	                        (void*)C, p->lc, &p->algo, (void*)ws, wsbytes, s);
+}
+
+void blaslt_plan_free(argrl_lt_plan* p) {
+	if (!p) return;
+	if (p->lc) D.cublasLtMatrixLayoutDestroy(p->lc);
+	if (p->lb) D.cublasLtMatrixLayoutDestroy(p->lb);
+	if (p->la) D.cublasLtMatrixLayoutDestroy(p->la);
+	if (p->op) D.cublasLtMatmulDescDestroy(p->op);
+	free(p);
 }
 */
 import "C"

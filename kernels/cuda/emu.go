@@ -210,7 +210,10 @@ type emuDevice struct {
 	seed   uint32
 	dead   error
 	g      emuGraphs // emu_graph.go
+	xfer   Transfers
 }
+
+func (d *emuDevice) counters() *Transfers { return &d.xfer }
 
 const (
 	opAlloc = iota + 1
@@ -345,6 +348,7 @@ func (d *emuDevice) htod(dst devPtr, src []byte) error {
 	if d.g.capturing {
 		return errEmuCapture
 	}
+	d.xfer.HtoD++
 	d.u32(opHtoD)
 	d.u64(uint64(dst))
 	d.u64(uint64(len(src)))
@@ -356,6 +360,7 @@ func (d *emuDevice) dtoh(dst []byte, src devPtr) error {
 	if d.g.capturing {
 		return errEmuCapture
 	}
+	d.xfer.DtoH++
 	d.u32(opDtoH)
 	d.u64(uint64(src))
 	d.u64(uint64(len(dst)))
@@ -440,11 +445,12 @@ func (d *emuDevice) gemm(g *gemmCall) error { return d.gemmOp(opGemm, g) }
 func (d *emuDevice) gemmLt(g *gemmCall) error { return d.gemmOp(opGemmLt, g) }
 
 func (d *emuDevice) gemmOp(op uint32, g *gemmCall) error {
-	if op == opGemm && d.record(devCall{op: 'g', gemm: *g}) {
-		return d.dead
+	c := devCall{op: 'g', gemm: *g}
+	if op == opGemmLt {
+		c.op = 'l'
 	}
-	if d.g.capturing {
-		return errEmuCapture
+	if d.record(c) {
+		return d.dead
 	}
 	d.u32(op)
 	for _, v := range []int{btoi(g.TransA), btoi(g.TransB), g.M, g.N, g.K, g.Batch} {
@@ -471,6 +477,7 @@ func (d *emuDevice) sync() error {
 	if d.g.capturing {
 		return errEmuCapture
 	}
+	d.xfer.Syncs++
 	return d.dead
 }
 func (d *emuDevice) memInfo() (free, total int64, err error) {

@@ -6,8 +6,9 @@ import (
 )
 
 // The emulator's graphs: a capture records the calls issued between
-// beginCapture and endCapture with their argument values (checked as
-// launches are, not run); launchGraph re-issues the recorded list in
+// beginCapture and endCapture with their argument values (launches
+// checked as on a GPU, cuBLAS and cuBLASLt products as they are; none
+// run); launchGraph re-issues the recorded list in
 // order. Pinned host memory is ordinary memory (every copy is synchronous
 // here).
 
@@ -77,5 +78,6 @@ func (d *emuDevice) destroyGraph(h graphHandle) error {
 
 func (d *emuDevice) hostAlloc(bytes int) ([]byte, error) { return make([]byte, bytes), nil }
 func (d *emuDevice) hostFree([]byte) error               { return nil }
+func (d *emuDevice) canPin() bool                        { return true }
 
 var _ graphDevice = (*emuDevice)(nil)

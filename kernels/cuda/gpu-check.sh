@@ -24,7 +24,8 @@
 #      and cuda-bf16, step by step
 #   5. a Qwen2.5-7B-shaped checkpoint of random bf16 weights (15 GB, WORK)
 #   6. on it, with cuda-bf16: load time, decode tokens/s at batch 64 and
-#      256 with a 1,024-token context, LoRA SFT tokens/s and MFU at T =
+#      256 with a 1,024-token context, decode eager against step graphs
+#      (ARGRL_CUDA_GRAPHS=0 against the default) at batch 8 and 64, LoRA SFT tokens/s and MFU at T =
 #      1,024 and 1,536, one GRPO step by phase with max |ρ − 1| at the
 #      first mini-batch and the peak device memory
 #   7. activation memory per token and layer against the plan (doc.go)
@@ -79,14 +80,14 @@ if ((dry)); then
 	SCALE=4 RLSET="--set rollout.max_new_tokens=8"
 	CMP="cuda-emu cuda-emu-bf16" BENCH=cuda-emu-bf16 SHAPE=tiny STEPS=1
 	CEIL=(-copy-mib 8 -gemm 128 -reps 2)
-	DECODE=(-batch 4,8 -prompt 24 -new 8) SFT=(-b 2 -t 32,48 -steps 2 -lora 8)
+	DECODE=(-batch 4,8 -prompt 24 -new 8 -graphs 2,4 -graph-prompt 12 -graph-new 6) SFT=(-b 2 -t 32,48 -steps 2 -lora 8)
 	GRPO=(-g 4 -new 8 -prompts 1 -lora 8) MEMB=cuda-emu,cuda-emu-bf16
 	CONF='TestEmulatedKernels/conformance/(forward|bf16)$|TestPTX|TestLaunchBounds|TestCeilings'
 else
 	SCALE=1 RLSET=""
 	CMP="cuda cuda-bf16" BENCH=cuda-bf16 SHAPE=7b STEPS=3
 	CEIL=(-copy-mib 4096 -gemm 8192 -reps 10)
-	DECODE=(-batch 64,256 -prompt 896 -new 128) SFT=(-b 4 -t 1024,1536 -steps 3 -lora 32)
+	DECODE=(-batch 64,256 -prompt 896 -new 128 -graphs 8,64 -graph-prompt 128 -graph-new 64) SFT=(-b 4 -t 1024,1536 -steps 3 -lora 32)
 	GRPO=(-g 8 -new 512 -prompts 2 -lora 32) MEMB=cuda,cuda-bf16
 	CONF='TestConformanceCUDA|TestCUDAMatchesEmulator|TestPTX|TestLaunchBounds|TestDriverReport|TestAutoWithoutGPU'
 fi
@@ -245,7 +246,7 @@ main() {
 	fi
 
 	next decode
-	run "6a load and decode" 150 "$G" decode -model "$M" -backend "$BENCH" "${DECODE[@]}" -ceilings "$WORK/ceilings.json" -out "$f"
+	run "6a load, decode, eager vs graphs" 180 "$G" decode -model "$M" -backend "$BENCH" "${DECODE[@]}" -ceilings "$WORK/ceilings.json" -out "$f"
 	settle "load and decode"
 	next sft
 	run "6b LoRA SFT" 120 "$G" sft -model "$M" -backend "$BENCH" "${SFT[@]}" -ceilings "$WORK/ceilings.json" -out "$f"

@@ -25,6 +25,7 @@ import (
 // bit-identical to eager launches. A step whose calls cannot be queued (a
 // copy to or from the host, a block freed to the device, a
 // synchronization) is issued eagerly from that call on: the fallback.
+// cuBLAS and cuBLASLt products are queued like launches.
 //
 // The host-side work of the ops (argument checks, building the side
 // inputs) still runs every step; what a replay saves is the launches: one
@@ -44,6 +45,10 @@ type graphDevice interface {
 	// which host→device copies run without staging.
 	hostAlloc(bytes int) ([]byte, error)
 	hostFree(b []byte) error
+	// canPin reports whether the driver has the graph and pinned-memory
+	// entry points (drv_graphs_available); without them steps run eagerly
+	// and copies go from ordinary memory
+	canPin() bool
 }
 
 // graphHandle is an instantiated graph (a CUgraphExec, or the emulator's
@@ -52,7 +57,7 @@ type graphHandle uint64
 
 // devCall is one queued device operation.
 type devCall struct {
-	op          byte // 'k' launch, 'g' gemm, 'c' device copy, '4' memset32, '2' memset16
+	op          byte // 'k' launch, 'g' gemm, 'l' gemmLt, 'c' device copy, '4' memset32, '2' memset16
 	kernel      string
 	grid, block dim3
 	args        []arg
@@ -69,6 +74,9 @@ func (c *devCall) issue(d device) error {
 	case 'g':
 		g := c.gemm
 		return d.gemm(&g)
+	case 'l':
+		g := c.gemm
+		return d.gemmLt(&g)
 	case 'c':
 		return d.dtod(c.dst, c.src, c.n)
 	case '4':
@@ -90,6 +98,7 @@ type GraphStats struct {
 	Replays  int // steps that launched their key's graph as it was
 	Eager    int // steps issued call by call (not capturable, or capture failed)
 	Calls    int // device calls in the steps run as graphs (captured or replayed)
+	LtCalls  int // of which cuBLASLt products (gemmLt)
 	// CaptureErr is the last failed capture's error (the step then ran
 	// eagerly; after 3 failures a key stays eager).
 	CaptureErr string
@@ -124,12 +133,12 @@ func (be *Backend) SetGraphs(on bool) error {
 }
 
 // StepGraphsOn reports whether GraphStep captures and replays: graphs on
-// (Options.Graphs) and a device that has them.
+// (Options.Graphs) and a device (and driver) that has them.
 func (be *Backend) StepGraphsOn() bool {
 	be.mu.Lock()
 	defer be.mu.Unlock()
-	_, ok := be.dev.(graphDevice)
-	return ok && be.opt.Graphs
+	gd, ok := be.dev.(graphDevice)
+	return ok && be.opt.Graphs && gd.canPin()
 }
 
 // GraphStats returns the step-graph counters.
@@ -167,7 +176,7 @@ func (be *Backend) releaseGraphs() error {
 func (be *Backend) GraphStep(key int, fn func()) {
 	be.mu.Lock()
 	gd, ok := be.dev.(graphDevice)
-	if !ok || !be.opt.Graphs || be.rec != nil {
+	if !ok || !be.opt.Graphs || be.rec != nil || !gd.canPin() {
 		be.mu.Unlock()
 		fn()
 		return
@@ -313,6 +322,11 @@ func (be *Backend) finishStep(r *recDevice, gd graphDevice) error {
 		be.gstats.Replays++
 	}
 	be.gstats.Calls += len(r.calls)
+	for i := range r.calls {
+		if r.calls[i].op == 'l' {
+			be.gstats.LtCalls++
+		}
+	}
 	return gd.launchGraph(g.exec)
 }
 
@@ -378,6 +392,12 @@ func (r *recDevice) launch(kernel string, grid, block dim3, args []arg) error {
 	return r.queue(devCall{op: 'k', kernel: kernel, grid: grid, block: block, args: slices.Clone(args)})
 }
 func (r *recDevice) gemm(g *gemmCall) error { return r.queue(devCall{op: 'g', gemm: *g}) }
+
+// gemmLt is queued like gemm: the device keeps what a captured
+// cublasLtMatmul reads at replay (its workspace, and on a GPU the
+// descriptors and algorithm of each distinct call, kept until close), so
+// a replay runs it as the eager call would.
+func (r *recDevice) gemmLt(g *gemmCall) error { return r.queue(devCall{op: 'l', gemm: *g}) }
 func (r *recDevice) dtod(dst, src devPtr, n int64) error {
 	return r.queue(devCall{op: 'c', dst: dst, src: src, n: n})
 }
@@ -397,6 +417,3 @@ func (r *recDevice) dtoh(dst []byte, src devPtr) error {
 }
 func (r *recDevice) sync() error         { return errors.Join(r.goEager(), r.device.sync()) }
 func (r *recDevice) free(p devPtr) error { return errors.Join(r.goEager(), r.device.free(p)) }
-
-// gemmLt (a cuBLASLt call) is not queued: the step goes eager from it.
-func (r *recDevice) gemmLt(g *gemmCall) error { return errors.Join(r.goEager(), r.device.gemmLt(g)) }

@@ -22,9 +22,13 @@ func (be *Backend) begin(op string) *opCtx {
 	return &opCtx{ArgCheck: kernels.ArgCheck{Backend: be.dev.name(), Op: op, Record: be.fail}, be: be}
 }
 
+// end returns the call's scratch to the pool, last taken first: the bins
+// are stacks, so they are left as the call found them and the next call
+// that asks the same gets the same blocks (a step graph's calls keep their
+// addresses whatever ran between two steps: graph.go).
 func (o *opCtx) end() {
-	for _, t := range o.tmp {
-		o.be.pool.put(t.p, t.size)
+	for i := len(o.tmp) - 1; i >= 0; i-- {
+		o.be.pool.put(o.tmp[i].p, o.tmp[i].size)
 	}
 	o.be.mu.Unlock()
 }

@@ -125,16 +125,25 @@ func (be *Backend) Sample(ids []int32, logits kernels.Buffer, u []float32, N, V 
 	if o.Skip(N) {
 		return
 	}
-	up := o.scratch(int64(N) * 4)
-	o.check(be.dev.htod(up, f32bytes(u[:N])))
 	idp := o.scratch(int64(N) * 4)
+	o.sampleRows(idp, xp, u, N, V, p)
+	if !o.Bad {
+		o.check(be.dev.dtoh(i32bytes(ids[:N]), idp))
+	}
+}
+
+// sampleRows uploads the N uniforms and launches sample_rows into the
+// device ids idp (Sample and DrawRows).
+func (o *opCtx) sampleRows(idp, xp devPtr, u []float32, N, V int, p kernels.SampleParams) {
+	up := o.scratch(int64(N) * 4)
+	if o.Bad {
+		return
+	}
+	o.check(o.be.dev.htod(up, f32bytes(u[:N])))
 	invT := float32(0)
 	if p.Temperature > 0 {
 		invT = 1 / p.Temperature
 	}
 	o.launch("sample_rows", dim3{N, 1, 1}, rowBlock(V), pArg(idp), pArg(xp), pArg(up), iArg(N), iArg(V), fArg(invT),
 		bArg(p.Temperature == 0), iArg(p.TopK), fArg(p.TopP))
-	if !o.Bad {
-		o.check(be.dev.dtoh(i32bytes(ids[:N]), idp))
-	}
 }

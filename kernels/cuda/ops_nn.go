@@ -162,10 +162,15 @@ func (be *Backend) LogProbs(lp, lse, ent, logits kernels.Buffer, targets []int32
 	if o.Skip(N) || !o.Targets(targets[:N], V) {
 		return
 	}
-	tp := o.ints(targets[:N])
+	o.logProbsRows(lpp, lsep, entp, xp, o.ints(targets[:N]), kernel, N, V)
+}
+
+// logProbsRows launches the log-prob kernels over N rows of V logits at xp
+// with device targets tp (LogProbs, and DrawRows on the ids it drew).
+func (o *opCtx) logProbsRows(lpp, lsep, entp, xp, tp devPtr, kernel string, N, V int) {
 	if V <= lpChunk {
 		o.launch(kernel, dim3{N, 1, 1}, rowBlock(V), pArg(lpp), pArg(lsep), pArg(entp), pArg(xp),
-			pArg(tp), iArg(N), iArg(V), bArg(ent != nil))
+			pArg(tp), iArg(N), iArg(V), bArg(entp != 0))
 		return
 	}
 	// vocabulary chunks: one block per (chunk, row), then one warp per row
@@ -175,7 +180,7 @@ func (be *Backend) LogProbs(lp, lse, ent, logits kernels.Buffer, targets []int32
 	o.launch("logprobs_chunk"+suffix, dim3{nc, min(N, 65535), 1}, dim3{lpChunkThreads, 1, 1}, pArg(part), pArg(xp),
 		iArg(N), iArg(V), iArg(nc))
 	o.launch("logprobs_combine"+suffix, dim3{N, 1, 1}, dim3{32, 1, 1}, pArg(lpp), pArg(lsep), pArg(entp), pArg(part),
-		pArg(xp), pArg(tp), iArg(N), iArg(V), iArg(nc), bArg(ent != nil))
+		pArg(xp), pArg(tp), iArg(N), iArg(V), iArg(nc), bArg(entp != 0))
 }
 
 // lpChunk and lpChunkThreads are logprobs.cu's LP_CHUNK and
