@@ -11,8 +11,8 @@ import (
 // make reproduce-001's GRPO) plan at most DefaultGraphBytes beyond the one
 // in use, on a sweep of the training shapes an RL run meets (8 rows, the
 // longest rollout 160 to 640 tokens). Under the former 4 GiB default every
-// shape stayed cached (650 MiB of plans here, 682,426,384 bytes; up to 4 GiB, and twice that in RSS, in
-// the real run).
+// shape stayed cached (682,426,384 planned bytes here; up to 4 GiB, and
+// twice that in RSS, in the real run).
 func TestGraphCacheDefaultBudget(t *testing.T) {
 	m, err := Open("../configs/demo/base-model", kernels.NewCPU(), Options{MaxLen: 640, LoRA: &LoRAOptions{R: 16, Alpha: 32, Seed: 1}})
 	if err != nil {
