@@ -385,11 +385,23 @@ func (mg *modelGraph) planned() int64 {
 	return n
 }
 
+// DefaultGraphBytes is the cached executors' budget when
+// Options.GraphBytes is 0. It was 4 GiB: RL calls the model at a new
+// (B, T) shape almost every step (the rollouts' longest length varies),
+// so up to MaxGraphs shapes' training and scoring executors stayed alive,
+// 4 GiB of activations even for the demo's 1M-parameter model (one
+// training executor of 32 rows of 320 tokens plans 519 MB: the logits
+// alone are B·T·vocab floats), and the Go heap, collected at twice its
+// live size, took 7–8.6 GB of RSS (BENCHMARKS.md, "GRPO's resident
+// memory"). Evicting costs a graph build and compile, not results: a
+// rebuilt graph computes the same bits.
+const DefaultGraphBytes int64 = 512 << 20
+
 // trim evicts least recently used graphs other than keep while the cached
-// executors plan more than budget bytes (0: 4 GiB).
+// executors plan more than budget bytes (0: DefaultGraphBytes).
 func (gc *graphCache) trim(keep *modelGraph, budget int64) {
 	if budget <= 0 {
-		budget = 4 << 30
+		budget = DefaultGraphBytes
 	}
 	for {
 		var total int64

@@ -90,8 +90,9 @@ type Options struct {
 	// rounding (they sum in another order).
 	Pack bool
 	// GraphBytes bounds the device memory the cached executors plan
-	// (activations, logits, gradients; 0: 4 GiB): least recently used
-	// graphs are evicted beyond it, the one in use is always kept.
+	// (activations, logits, gradients; 0: DefaultGraphBytes): least
+	// recently used graphs are evicted beyond it, the one in use is always
+	// kept.
 	GraphBytes int64
 	// Compute is the arithmetic of the linear layers' and the LM head's
 	// matmuls, forward and backward, in training, scoring and decoding:
