@@ -156,6 +156,31 @@ __device__ __forceinline__ void attn_tc_bwd_dq_impl(float* dq, float* dsum, cons
 #define ATC_KB 64  // keys per attn_tc_bwd_dkdv block (16 per warp)
 #define ATC_QB 16  // queries per attn_tc_bwd_dkdv tile
 
+// attc_next_seq: among the queries i of one batch row (kst: the row's
+// first keys, or null: all 0) that see a key of the block's [j0, je), the
+// smallest first key above prev (INT_MAX when none is left) and, in
+// *ilast, the last such query starting there: one pass of the block over
+// that sequence's queries. red: blockDim.x long longs of shared memory.
+// Every thread returns the same values (block-uniform).
+__device__ __forceinline__ int attc_next_seq(const int* kst, int Tq, int qpos, int klen, int j0, int je, int prev,
+                                             int* ilast, long long* red) {
+  // (first key, −query) packed in one key: its minimum is the smallest
+  // first key and, among its queries, the last one
+  long long best = LLONG_MAX;
+  for (int i = max(0, j0 - qpos) + threadIdx.x; i < Tq; i += blockDim.x) {
+    int x = kst ? kst[i] : 0, hi = min(klen, qpos + i + 1);
+    if (x <= prev || max(x, j0) >= min(hi, je)) continue;  // an earlier pass, or no key of the block
+    best = min(best, ((long long)x << 32) | (unsigned)(INT_MAX - i));
+  }
+  __syncthreads();  // the previous call's readers are done with red
+  red[threadIdx.x] = best;
+  __syncthreads();
+  for (int t = 0; t < blockDim.x; t++) best = min(best, red[t]);
+  if (best == LLONG_MAX) return INT_MAX;
+  *ilast = INT_MAX - (int)(best & 0xffffffff);
+  return (int)(best >> 32);
+}
+
 // attn_tc_bwd_dkdv: grid (ceil(Tmax/64), Hkv, S), 128 threads. Every
 // element of dk and dv is written (0 for keys no query reads).
 template <int D>
@@ -184,74 +209,92 @@ __device__ __forceinline__ void attn_tc_bwd_dkdv_impl(float* dk, float* dv, cons
   for (int nd = 0; nd < ND; nd++)
     for (int e = 0; e < 4; e++) dka[nd][e] = dva[nd][e] = 0.f;
 
+  // One pass per sequence among the batch rows reading this slot (the
+  // queries sharing a first key kf; without kstart, all of a row's): its
+  // 16-query tiles sit at positions counted from the sequence's first query
+  // (kf − qpos), as they are when the sequence is trained alone, so each
+  // key's sums are cut into the same k-tiles; the pass covers only the
+  // tiles from the first query that sees a key of the block to the
+  // sequence's last, so the query tiles of other sequences are skipped,
+  // and rows of other sequences inside an edge tile get p = 0.
+  __shared__ long long red[ATC_THREADS];
+  const int je = j0 + ATC_KB;
   for (int b = 0; b < B; b++) {
     const int qpos = meta[B + b], klen = meta[2 * B + b];
     if (meta[b] != s || j0 >= klen) continue;  // block-uniform
-    const int ist = max(0, j0 - qpos);          // earlier queries see none of these keys
-    for (int g = 0; g < G; g++) {
-      const int h = hk * G + g;
-      for (int ib = ist; ib < Tq; ib += ATC_QB) {
-        __syncthreads();  // the previous tile is consumed
-        for (int e = tid; e < ATC_QB * CH; e += ATC_THREADS) {
-          int r = e / CH, c = e % CH, i = ib + r;
-          bool ok = i < Tq;
-          long long off = ok ? (((long long)b * Tq + i) * Hq + h) * D + 8 * c : 0;
-          cp_async16(&qs[attc_swz<D>(r, 8 * c)], q + off, ok);
-          cp_async16(&dos[attc_swz<D>(r, 8 * c)], dout16 + off, ok);
-        }
-        cp_async_commit();
-        for (int r = tid; r < ATC_QB; r += ATC_THREADS) {
-          int i = ib + r;
-          long long row = ((long long)b * Tq + i) * Hq + h;
-          lse_s[r] = i < Tq ? lse[row] : -INFINITY;
-          dsum_s[r] = i < Tq ? dsum[row] : 0.f;
-          lo_s[r] = (i < Tq && kstart) ? kstart[b * Tq + i] : 0;
-          hi_s[r] = i < Tq ? min(klen, qpos + i + 1) : 0;
-        }
-        cp_async_wait<0>();
-        __syncthreads();
-        float st[2][4], dpt[2][4];
-#pragma unroll
-        for (int nt = 0; nt < 2; nt++)
-          for (int e = 0; e < 4; e++) st[nt][e] = dpt[nt][e] = 0.f;
-#pragma unroll
-        for (int kk = 0; kk < KS; kk++) {
-          unsigned ka[4], va[4];
-          int aoff = attc_swz<D>(16 * w + (lane & 15), 16 * kk + 8 * (lane >> 4));
-          ldmatrix_x4(ka, &ks[aoff]);
-          ldmatrix_x4(va, &vs[aoff]);
-#pragma unroll
-          for (int nt = 0; nt < 2; nt++) {
-            int boff = attc_swz<D>(8 * nt + (lane & 7), 16 * kk + 8 * ((lane >> 3) & 1));
-            unsigned bq_[2], bo[2];
-            ldmatrix_x2(bq_, &qs[boff]);
-            ldmatrix_x2(bo, &dos[boff]);
-            mma_bf16(st[nt], ka, bq_, st[nt]);
-            mma_bf16(dpt[nt], va, bo, dpt[nt]);
+    const int* kst = kstart ? kstart + (long long)b * Tq : nullptr;
+    for (int kf = -1;;) {
+      int ilast;
+      kf = attc_next_seq(kst, Tq, qpos, klen, j0, min(je, klen), kf, &ilast, red);  // block-uniform
+      if (kf == INT_MAX) break;
+      const int a = kf - qpos, ifirst = max(0, max(j0, kf) - qpos);  // ifirst ≥ a
+      const int ib0 = a + (ifirst - a) / ATC_QB * ATC_QB;
+      for (int g = 0; g < G; g++) {
+        const int h = hk * G + g;
+        for (int ib = ib0; ib <= ilast; ib += ATC_QB) {
+          __syncthreads();  // the previous tile is consumed
+          for (int e = tid; e < ATC_QB * CH; e += ATC_THREADS) {
+            int r = e / CH, c = e % CH, i = ib + r;
+            bool ok = i >= 0 && i < Tq;
+            long long off = ok ? (((long long)b * Tq + i) * Hq + h) * D + 8 * c : 0;
+            cp_async16(&qs[attc_swz<D>(r, 8 * c)], q + off, ok);
+            cp_async16(&dos[attc_swz<D>(r, 8 * c)], dout16 + off, ok);
           }
-        }
-        // element (nt, e): key j0+16w+lg+8(e>>1), query ib+8nt+2lt+(e&1)
-#pragma unroll
-        for (int nt = 0; nt < 2; nt++)
-          for (int e = 0; e < 4; e++) {
-            int j = j0 + 16 * w + lg + 8 * (e >> 1), r = 8 * nt + 2 * lt + (e & 1);
-            bool vis = j >= lo_s[r] && j < hi_s[r] && lse_s[r] != -INFINITY;
-            float p = vis ? expf(__fmul_rn(st[nt][e], scale) - lse_s[r]) : 0.f;
-            st[nt][e] = p;
-            dpt[nt][e] = p * (dpt[nt][e] - dsum_s[r]);  // dSᵀ
+          cp_async_commit();
+          for (int r = tid; r < ATC_QB; r += ATC_THREADS) {
+            int i = ib + r;
+            bool ok = i >= 0 && i < Tq;
+            long long row = ((long long)b * Tq + i) * Hq + h;
+            lse_s[r] = ok ? lse[row] : -INFINITY;
+            dsum_s[r] = ok ? dsum[row] : 0.f;
+            lo_s[r] = ok ? (kst ? kst[i] : 0) : -1;  // only this pass's rows (lo = kf) see keys
+            hi_s[r] = ok ? min(klen, qpos + i + 1) : 0;
           }
-        unsigned pa[4] = {pack_bf16x2(st[0][0], st[0][1]), pack_bf16x2(st[0][2], st[0][3]),
-                          pack_bf16x2(st[1][0], st[1][1]), pack_bf16x2(st[1][2], st[1][3])};
-        unsigned sa[4] = {pack_bf16x2(dpt[0][0], dpt[0][1]), pack_bf16x2(dpt[0][2], dpt[0][3]),
-                          pack_bf16x2(dpt[1][0], dpt[1][1]), pack_bf16x2(dpt[1][2], dpt[1][3])};
+          cp_async_wait<0>();
+          __syncthreads();
+          float st[2][4], dpt[2][4];
 #pragma unroll
-        for (int nd = 0; nd < ND; nd++) {
-          int off = attc_swz<D>(lane & 15, 8 * nd);
-          unsigned bo[2], bq_[2];
-          ldmatrix_x2_trans(bo, &dos[off]);
-          ldmatrix_x2_trans(bq_, &qs[off]);
-          mma_bf16(dva[nd], pa, bo, dva[nd]);
-          mma_bf16(dka[nd], sa, bq_, dka[nd]);
+          for (int nt = 0; nt < 2; nt++)
+            for (int e = 0; e < 4; e++) st[nt][e] = dpt[nt][e] = 0.f;
+#pragma unroll
+          for (int kk = 0; kk < KS; kk++) {
+            unsigned ka[4], va[4];
+            int aoff = attc_swz<D>(16 * w + (lane & 15), 16 * kk + 8 * (lane >> 4));
+            ldmatrix_x4(ka, &ks[aoff]);
+            ldmatrix_x4(va, &vs[aoff]);
+#pragma unroll
+            for (int nt = 0; nt < 2; nt++) {
+              int boff = attc_swz<D>(8 * nt + (lane & 7), 16 * kk + 8 * ((lane >> 3) & 1));
+              unsigned bq_[2], bo[2];
+              ldmatrix_x2(bq_, &qs[boff]);
+              ldmatrix_x2(bo, &dos[boff]);
+              mma_bf16(st[nt], ka, bq_, st[nt]);
+              mma_bf16(dpt[nt], va, bo, dpt[nt]);
+            }
+          }
+          // element (nt, e): key j0+16w+lg+8(e>>1), query ib+8nt+2lt+(e&1)
+#pragma unroll
+          for (int nt = 0; nt < 2; nt++)
+            for (int e = 0; e < 4; e++) {
+              int j = j0 + 16 * w + lg + 8 * (e >> 1), r = 8 * nt + 2 * lt + (e & 1);
+              bool vis = lo_s[r] == kf && j >= kf && j < hi_s[r] && lse_s[r] != -INFINITY;
+              float p = vis ? expf(__fmul_rn(st[nt][e], scale) - lse_s[r]) : 0.f;
+              st[nt][e] = p;
+              dpt[nt][e] = p * (dpt[nt][e] - dsum_s[r]);  // dSᵀ
+            }
+          unsigned pa[4] = {pack_bf16x2(st[0][0], st[0][1]), pack_bf16x2(st[0][2], st[0][3]),
+                            pack_bf16x2(st[1][0], st[1][1]), pack_bf16x2(st[1][2], st[1][3])};
+          unsigned sa[4] = {pack_bf16x2(dpt[0][0], dpt[0][1]), pack_bf16x2(dpt[0][2], dpt[0][3]),
+                            pack_bf16x2(dpt[1][0], dpt[1][1]), pack_bf16x2(dpt[1][2], dpt[1][3])};
+#pragma unroll
+          for (int nd = 0; nd < ND; nd++) {
+            int off = attc_swz<D>(lane & 15, 8 * nd);
+            unsigned bo[2], bq_[2];
+            ldmatrix_x2_trans(bo, &dos[off]);
+            ldmatrix_x2_trans(bq_, &qs[off]);
+            mma_bf16(dva[nd], pa, bo, dva[nd]);
+            mma_bf16(dka[nd], sa, bq_, dka[nd]);
+          }
         }
       }
     }
