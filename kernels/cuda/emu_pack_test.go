@@ -43,7 +43,10 @@ func TestEmulatedPackedAttention(t *testing.T) {
 // TestEmulatedPackedAttentionTC is TestEmulatedPackedAttention on the
 // tensor-core kernels (attn_tc.cu, attn_tc_bwd.cu; the bf16 backend at
 // D = 64 and 128): out, lse, dq, dk and dv of every packed sequence are
-// bit-identical to the sequence alone. Shapes: GQA 7, 2 and 1, one head,
+// bit-identical to the sequence alone (the emulator's mma rounds each
+// 16-product k-tile before adding it, so a sum cut into different tiles
+// shows in the bits, as on a GPU). Shapes: GQA 7, 2, 3, 4, 14 and 1 (the
+// dq kernel's block shapes 7×9, 2×32, 3×21, 4×16, 14×4 and 1×64), one head,
 // lengths that are not multiples of a 16-query, 32-key or 64-key tile,
 // sequences shorter than a tile, several in one block, two packed rows, a
 // padded tail, and (forward order only: minutes on the emulator) the 7B
@@ -60,6 +63,7 @@ func TestEmulatedPackedAttentionTC(t *testing.T) {
 		{Hq: 1, Hkv: 1, D: 64, rows: [][]int{{30, 47, 16, 79}}},
 		{Hq: 6, Hkv: 2, D: 128, rows: [][]int{{17, 90, 1}}, pad: 5},
 		{Hq: 8, Hkv: 2, D: 64, rows: [][]int{{66, 3, 20}}},
+		{Hq: 14, Hkv: 1, D: 64, rows: [][]int{{20, 13, 4}}, pad: 2},
 		{Hq: 7, Hkv: 1, D: 128, rows: [][]int{{700, 836}}, heavy: true},
 	}
 	for i, order := range []string{"forward", "reverse", "shuffled"} {
