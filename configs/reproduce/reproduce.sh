@@ -70,7 +70,7 @@ for seed in $DRAWS; do
 		[[ $# -gt 0 ]] && shift
 		mkdir -p "$EVALS/$stage"
 		for f in "${files[@]}"; do
-			bin/train eval --model "$BASE" --compute f32 "$@" --data "$DATA/$f.jsonl" --max-new-tokens $MAXNEW \
+			bin/train eval --model "$BASE" --compute auto "$@" --data "$DATA/$f.jsonl" --max-new-tokens $MAXNEW \
 				--out "$EVALS/$stage/$f.json" >/dev/null 2>>"$D/eval.log"
 		done
 	}
