@@ -37,6 +37,12 @@
 #   R2IF_SFT    warm-start SFT records (default 1000)
 #   R2IF_VAL    validation records per draw (default 200; fewer only for a
 #               smoke test: the best-checkpoint floor then follows it)
+#   R2IF_JOBS   runs at once (default: the number of cores). Each run is
+#               one process on about one core (this model is too small for
+#               the trainer to spread a step over cores), so the draws'
+#               runs, which share nothing but BASE, run side by side; every
+#               run's numbers are the same at any R2IF_JOBS (each has its
+#               own seed and directory)
 #   GO          go command (default go)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -48,6 +54,7 @@ TEST=${R2IF_TEST:-200}
 SFTN=${R2IF_SFT:-1000}
 STEPS=${R2IF_STEPS:-}
 VAL=${R2IF_VAL:-200}
+JOBS=${R2IF_JOBS:-$(nproc)}
 OUT=${R2IF_OUT:-runs/reproduce-r2if}
 BASE=$OUT/base
 CFG=configs/reproduce-r2if
@@ -71,51 +78,88 @@ SFT=$OUT/warm/sft/checkpoints/$(cat "$OUT/warm/sft/checkpoints/latest")
 bin/train export --model "$SFT" --out "$BASE" --dtype f32 >"$OUT/warm/export.log" 2>&1 ||
 	{ tail -n 20 "$OUT/warm/export.log" >&2; exit 1; }
 
+# spawn CMD...: run CMD in the background, at most JOBS at once (a job
+# marks its own failure: see job).
+spawn() {
+	while (($(jobs -rp | wc -l) >= JOBS)); do
+		wait -n || true
+	done
+	"$@" &
+}
+
 for seed in $DRAWS; do
 	D=$OUT/draw-$seed
 	DATA=$D/data
-	RUNS=$D/runs
-	mkdir -p "$RUNS"
+	mkdir -p "$D/runs"
 	lap "draw $seed: train data synth --seed $seed --reasoning (train=$TRAIN, val=$VAL, test=$TEST)"
 	bin/train data synth --seed "$seed" "${SYNTH[@]}" --out "$DATA" --sizes "train=$TRAIN,val=$VAL,test=$TEST,base=0" 2>"$D/synth.log"
 	grep -F '"lang":"es"' "$DATA/test_learn.jsonl" >"$DATA/test.jsonl"
 	grep -F '"calls":[]' "$DATA/test.jsonl" >"$DATA/irr.jsonl"
-
-	fit() { # fit NAME [--set k=v]...
-		local name=$1
-		shift
-		lap "draw $seed: grpo $name"
-		local steps=()
-		[[ -n $STEPS ]] && steps=(--set optim.max_steps="$STEPS")
-		bin/train grpo --config $CFG/grpo.yaml --set run.dir="$RUNS/$name" --set run.seed="$seed" \
-			--set data.train="$DATA/train.jsonl" --set data.val="$DATA/val.jsonl" --set model.path="$BASE" --set checkpoint.best_min_val=$((VAL < 200 ? VAL : 200)) \
-			"${steps[@]}" "$@" >"$RUNS/$name.log" 2>&1 || { tail -n 20 "$RUNS/$name.log" >&2; exit 1; }
-	}
-	# evaluate RUN [--adapter DIR]: greedy responses on the test records
-	# (accuracy and ACE, the student BASE) and on their no-call records.
-	evaluate() {
-		local run=$1
-		shift
-		local E=$D/evals/$run
-		mkdir -p "$E"
-		lap "draw $seed: evaluate $run"
-		bin/train eval --config $CFG/grpo.yaml --model "$BASE" "$@" --data "$DATA/test.jsonl" --max-new-tokens $MAXNEW \
-			--metric ace --student "$BASE" --out "$E/test.json" >"$E/test.txt" 2>>"$D/eval.log"
-		bin/train eval --config $CFG/grpo.yaml --model "$BASE" "$@" --data "$DATA/irr.jsonl" --max-new-tokens $MAXNEW \
-			--out "$E/irr.json" >"$E/irr.txt" 2>>"$D/eval.log"
-	}
-	# Each run is evaluated as soon as it ends, so that a stopped
-	# reproduction still has the runs it finished.
-	evaluate sft
-	fit r2if
-	evaluate r2if --adapter "$RUNS/r2if/best"
-	fit binary --set reward.r2if.w_cer=0 --set reward.r2if.w_smv=0
-	evaluate binary --adapter "$RUNS/binary/best"
-	fit no-cer --set reward.r2if.w_cer=0
-	evaluate no-cer --adapter "$RUNS/no-cer/best"
-	fit no-smv --set reward.r2if.w_smv=0
-	evaluate no-smv --adapter "$RUNS/no-smv/best"
 done
+
+# The functions below read seed, D, DATA and RUNS, which each job sets for
+# its draw (job).
+fit() { # fit NAME [--set k=v]...
+	local name=$1
+	shift
+	lap "draw $seed: grpo $name"
+	local steps=()
+	[[ -n $STEPS ]] && steps=(--set optim.max_steps="$STEPS")
+	bin/train grpo --config $CFG/grpo.yaml --set run.dir="$RUNS/$name" --set run.seed="$seed" \
+		--set data.train="$DATA/train.jsonl" --set data.val="$DATA/val.jsonl" --set model.path="$BASE" --set checkpoint.best_min_val=$((VAL < 200 ? VAL : 200)) \
+		"${steps[@]}" "$@" >"$RUNS/$name.log" 2>&1 || { tail -n 20 "$RUNS/$name.log" >&2; exit 1; }
+}
+# evaluate RUN [--adapter DIR]: greedy responses on the test records
+# (accuracy and ACE, the student BASE) and on their no-call records. fit and
+# evaluate exit their job's subshell on a failure, explicitly: set -e does
+# not apply inside a command list ending in ||.
+evaluate() {
+	local run=$1
+	shift
+	local E=$D/evals/$run
+	mkdir -p "$E"
+	lap "draw $seed: evaluate $run"
+	bin/train eval --config $CFG/grpo.yaml --model "$BASE" "$@" --data "$DATA/test.jsonl" --max-new-tokens $MAXNEW \
+		--metric ace --student "$BASE" --out "$E/test.json" >"$E/test.txt" 2>>"$D/eval.log" ||
+		{ tail -n 20 "$D/eval.log" >&2; exit 1; }
+	bin/train eval --config $CFG/grpo.yaml --model "$BASE" "$@" --data "$DATA/irr.jsonl" --max-new-tokens $MAXNEW \
+		--out "$E/irr.json" >"$E/irr.txt" 2>>"$D/eval.log" ||
+		{ tail -n 20 "$D/eval.log" >&2; exit 1; }
+}
+# job SEED RUN [--set k=v]...: one run of a draw, GRPO then its greedy
+# evaluations (RUN sft: the warm start BASE, evaluated only), in a
+# subshell, so that a failure ends this job and leaves OUT/failed.SEED.RUN.
+# Each run is evaluated as soon as it ends, so that a stopped reproduction
+# still has the runs it finished.
+job() {
+	(
+		seed=$1 run=$2
+		shift 2
+		D=$OUT/draw-$seed
+		DATA=$D/data
+		RUNS=$D/runs
+		if [[ $run == sft ]]; then
+			evaluate sft
+		else
+			fit "$run" "$@"
+			evaluate "$run" --adapter "$RUNS/$run/best"
+		fi
+	) || touch "$OUT/failed.$1.$2"
+}
+
+for seed in $DRAWS; do
+	# Longest first (R2IF and the ablations score with the CER student).
+	spawn job "$seed" r2if
+	spawn job "$seed" no-cer --set reward.r2if.w_cer=0
+	spawn job "$seed" no-smv --set reward.r2if.w_smv=0
+	spawn job "$seed" binary --set reward.r2if.w_cer=0 --set reward.r2if.w_smv=0
+	spawn job "$seed" sft
+done
+wait
+if compgen -G "$OUT/failed.*" >/dev/null; then
+	echo "make reproduce-r2if: failed runs (draw.run): $(cd "$OUT" && echo failed.* | sed 's/failed\.//g'); see the logs above and $OUT/draw-*/runs/*.log" >&2
+	exit 1
+fi
 
 lap "tables and claims (train report --r2if)"
 echo

@@ -20,7 +20,12 @@
 #
 # Environment: REPRO_DRAWS (default "1 2 3"), REPRO_TEST test instances per
 # split and language (default 200), REPRO_TRAIN Spanish training records
-# (default 2000), REPRO_PROBE English probe requests (default 300), GO.
+# (default 2000), REPRO_PROBE English probe requests (default 300),
+# REPRO_STEPS RL steps (default: the configs' 50; fewer only to smoke-test
+# the script), REPRO_JOBS units at once (default: the number of cores; each run is one
+# process on about one core, as this model is too small for a step to
+# spread over cores, and every number is the same at any REPRO_JOBS: each
+# run has its own seed and directory), GO.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -29,6 +34,8 @@ DRAWS=${REPRO_DRAWS:-1 2 3}
 TEST=${REPRO_TEST:-200}
 TRAIN=${REPRO_TRAIN:-2000}
 PROBE=${REPRO_PROBE:-300}
+JOBS=${REPRO_JOBS:-$(nproc)}
+STEPS=${REPRO_STEPS:-}
 OUT=runs/reproduce
 BASE=configs/demo/base-model
 MAXNEW=128
@@ -40,12 +47,19 @@ CGO_ENABLED=0 $GO build -o bin/train ./cmd/train
 rm -rf "$OUT"
 mkdir -p "$OUT"
 
+# spawn CMD...: run CMD in the background, at most JOBS at once (a job
+# marks its own failure: see job).
+spawn() {
+	while (($(jobs -rp | wc -l) >= JOBS)); do
+		wait -n || true
+	done
+	"$@" &
+}
+
 for seed in $DRAWS; do
 	D=$OUT/draw-$seed
 	DATA=$D/data
-	EVALS=$D/evals
-	RUNS=$D/runs
-	mkdir -p "$EVALS" "$RUNS"
+	mkdir -p "$D/evals" "$D/runs"
 	lap "draw $seed: train data synth --seed $seed (train=$TRAIN, test=$TEST per split and language)"
 	bin/train data synth --seed "$seed" --out "$DATA" --sizes "train=$TRAIN,val=200,test=$TEST,base=0" 2>"$D/synth.log"
 	for split in learn gen; do
@@ -57,63 +71,106 @@ for seed in $DRAWS; do
 	# base-model stage used (stages used 1-8), none seen in training.
 	bin/train data synth --seed $((1000 + seed)) --out "$DATA/probe" --sizes "train=0,val=0,test=0,base=$((PROBE * 8))" 2>/dev/null
 	grep -m "$PROBE" -F '"lang":"en"' "$DATA/probe/base.jsonl" >"$DATA/probe.en.jsonl"
+done
 
-	# evaluate STAGE FILES... [-- train-eval flags]: FILES are split.lang names.
-	evaluate() {
-		local stage=$1
+# The functions below read seed, D, DATA, EVALS and RUNS, which each job
+# sets for its draw (job). fit and evaluate exit their job's subshell on a
+# failure, explicitly: set -e does not apply inside a list ending in ||.
+#
+# evaluate STAGE FILES... [-- train-eval flags]: FILES are split.lang names.
+evaluate() {
+	local stage=$1
+	shift
+	local files=()
+	while [[ $# -gt 0 && $1 != -- ]]; do
+		files+=("$1")
 		shift
-		local files=()
-		while [[ $# -gt 0 && $1 != -- ]]; do
-			files+=("$1")
-			shift
-		done
-		[[ $# -gt 0 ]] && shift
-		mkdir -p "$EVALS/$stage"
-		for f in "${files[@]}"; do
-			bin/train eval --model "$BASE" --compute auto "$@" --data "$DATA/$f.jsonl" --max-new-tokens $MAXNEW \
-				--out "$EVALS/$stage/$f.json" >/dev/null 2>>"$D/eval.log"
-		done
-	}
-	ALL=(learn.es gen.es gen.it gen.nl gen.fr probe.en)
-	ES=(learn.es gen.es)
-	final() { echo "$1/checkpoints/$(cat "$1/checkpoints/latest")"; }
-	fit() { # fit ALGO NAME CONFIG [--set k=v]...
-		local algo=$1 name=$2 cfg=$3
-		shift 3
-		lap "draw $seed: $algo $name"
-		bin/train "$algo" --config "$cfg" --set run.dir="$RUNS/$name" --set data.train="$DATA/train.jsonl" \
-			--set data.val="$DATA/val.jsonl" --set model.path="$BASE" "$@" >"$RUNS/$name.log" 2>&1 ||
-			{ tail -n 20 "$RUNS/$name.log" >&2; exit 1; }
-	}
-
-	lap "draw $seed: evaluate the base model"
-	evaluate base "${ALL[@]}"
-
-	EPOCH=$(((TRAIN + 15) / 16)) # optimizer steps per epoch: batch_size 8 × grad_accum 2
-	fit sft sft configs/reproduce/sft.yaml --set checkpoint.every=$EPOCH
-	SFT=$RUNS/sft/checkpoints/$(printf 'step-%06d' $EPOCH) # the end of epoch 1: the epoch-fixed SFT
-	evaluate sft "${ES[@]}" -- --adapter "$SFT"
-	evaluate sft-best "${ALL[@]}" -- --adapter "$RUNS/sft/best"
-
-	fit grpo grpo configs/reproduce/grpo.yaml
-	fit grpo sft-grpo configs/reproduce/grpo.yaml --set init.adapter="$SFT"
-	fit ppo ppo configs/reproduce/ppo.yaml
-	fit ppo sft-ppo configs/reproduce/ppo.yaml --set init.adapter="$SFT"
-	fit grpo grpo-rm1 configs/reproduce/grpo.yaml --set reward.name=rm1
-	fit grpo grpo-rm2 configs/reproduce/grpo.yaml --set reward.name=rm2
-	fit grpo grpo-b3 configs/reproduce/grpo.yaml --set token_weight.beta=3
-	fit ppo ppo-b3 configs/reproduce/ppo.yaml --set token_weight.beta=3
-
-	lap "draw $seed: evaluate the RL stages"
-	for run in grpo sft-grpo ppo sft-ppo; do
-		evaluate "$run" "${ES[@]}" -- --adapter "$(final "$RUNS/$run")"
 	done
-	evaluate grpo-best "${ALL[@]}" -- --adapter "$RUNS/grpo/best"
-	evaluate sft-grpo-best "${ES[@]}" probe.en -- --adapter "$RUNS/sft-grpo/best"
-	for run in ppo sft-ppo grpo-rm1 grpo-rm2 grpo-b3 ppo-b3; do
-		evaluate "$run-best" "${ES[@]}" -- --adapter "$RUNS/$run/best"
+	[[ $# -gt 0 ]] && shift
+	mkdir -p "$EVALS/$stage"
+	for f in "${files[@]}"; do
+		bin/train eval --model "$BASE" --compute auto "$@" --data "$DATA/$f.jsonl" --max-new-tokens $MAXNEW \
+			--out "$EVALS/$stage/$f.json" >/dev/null 2>>"$D/eval.log" || { tail -n 20 "$D/eval.log" >&2; exit 1; }
+	done
+}
+ALL=(learn.es gen.es gen.it gen.nl gen.fr probe.en)
+ES=(learn.es gen.es)
+EPOCH=$(((TRAIN + 15) / 16)) # optimizer steps per epoch: batch_size 8 × grad_accum 2
+final() { echo "$1/checkpoints/$(cat "$1/checkpoints/latest")"; }
+fit() { # fit ALGO NAME CONFIG [--set k=v]...
+	local algo=$1 name=$2 cfg=$3
+	shift 3
+	lap "draw $seed: $algo $name"
+	local steps=()
+	[[ -n $STEPS && $algo != sft ]] && steps=(--set optim.max_steps="$STEPS")
+	bin/train "$algo" --config "$cfg" --set run.dir="$RUNS/$name" --set data.train="$DATA/train.jsonl" \
+		--set data.val="$DATA/val.jsonl" --set model.path="$BASE" "${steps[@]}" "$@" >"$RUNS/$name.log" 2>&1 ||
+		{ tail -n 20 "$RUNS/$name.log" >&2; exit 1; }
+}
+
+# job SEED NAME: one unit of a draw, in a subshell, so that a failure ends
+# it and leaves OUT/failed.SEED.NAME. The units share nothing but the
+# draw's data, except the SFT chain, which runs in order: SFT, then GRPO
+# and PPO from its epoch-fixed adapter. Each run is evaluated as soon as it
+# ends.
+job() {
+	(
+		seed=$1
+		D=$OUT/draw-$seed
+		DATA=$D/data
+		EVALS=$D/evals
+		RUNS=$D/runs
+		case $2 in
+		base)
+			lap "draw $seed: evaluate the base model"
+			evaluate base "${ALL[@]}"
+			;;
+		sft-chain)
+			fit sft sft configs/reproduce/sft.yaml --set checkpoint.every=$EPOCH
+			SFT=$RUNS/sft/checkpoints/$(printf 'step-%06d' $EPOCH) # the end of epoch 1: the epoch-fixed SFT
+			evaluate sft "${ES[@]}" -- --adapter "$SFT"
+			evaluate sft-best "${ALL[@]}" -- --adapter "$RUNS/sft/best"
+			fit grpo sft-grpo configs/reproduce/grpo.yaml --set init.adapter="$SFT"
+			evaluate sft-grpo "${ES[@]}" -- --adapter "$(final "$RUNS/sft-grpo")"
+			evaluate sft-grpo-best "${ES[@]}" probe.en -- --adapter "$RUNS/sft-grpo/best"
+			fit ppo sft-ppo configs/reproduce/ppo.yaml --set init.adapter="$SFT"
+			evaluate sft-ppo "${ES[@]}" -- --adapter "$(final "$RUNS/sft-ppo")"
+			evaluate sft-ppo-best "${ES[@]}" -- --adapter "$RUNS/sft-ppo/best"
+			;;
+		grpo)
+			fit grpo grpo configs/reproduce/grpo.yaml
+			evaluate grpo "${ES[@]}" -- --adapter "$(final "$RUNS/grpo")"
+			evaluate grpo-best "${ALL[@]}" -- --adapter "$RUNS/grpo/best"
+			;;
+		ppo)
+			fit ppo ppo configs/reproduce/ppo.yaml
+			evaluate ppo "${ES[@]}" -- --adapter "$(final "$RUNS/ppo")"
+			evaluate ppo-best "${ES[@]}" -- --adapter "$RUNS/ppo/best"
+			;;
+		grpo-rm1 | grpo-rm2 | grpo-b3 | ppo-b3)
+			local algo=${2%%-*} set
+			case $2 in
+			grpo-rm1) set=reward.name=rm1 ;;
+			grpo-rm2) set=reward.name=rm2 ;;
+			*) set=token_weight.beta=3 ;;
+			esac
+			fit "$algo" "$2" "configs/reproduce/$algo.yaml" --set "$set"
+			evaluate "$2-best" "${ES[@]}" -- --adapter "$RUNS/$2/best"
+			;;
+		esac
+	) || touch "$OUT/failed.$1.$2"
+}
+
+for seed in $DRAWS; do
+	for unit in sft-chain grpo ppo grpo-rm1 grpo-rm2 grpo-b3 ppo-b3 base; do
+		spawn job "$seed" "$unit"
 	done
 done
+wait
+if compgen -G "$OUT/failed.*" >/dev/null; then
+	echo "make reproduce: failed units (draw.unit): $(cd "$OUT" && echo failed.* | sed 's/failed\.//g'); see the logs above and $OUT/draw-*/runs/*.log" >&2
+	exit 1
+fi
 
 lap "tables and claims (train report --draws)"
 echo
