@@ -40,6 +40,52 @@ func TestEmulatedPackedAttention(t *testing.T) {
 	}
 }
 
+// TestEmulatedPackedAttentionTC is TestEmulatedPackedAttention on the
+// tensor-core kernels (attn_tc.cu, attn_tc_bwd.cu; the bf16 backend at
+// D = 64 and 128): out, lse, dq, dk and dv of every packed sequence are
+// bit-identical to the sequence alone (the emulator's mma rounds each
+// 16-product k-tile before adding it, so a sum cut into different tiles
+// shows in the bits, as on a GPU). Shapes: GQA 7, 2, 3, 4, 14 and 1 (the
+// dq kernel's block shapes 7×9, 2×32, 3×21, 4×16, 14×4 and 1×64), one head,
+// lengths that are not multiples of a 16-query, 32-key or 64-key tile,
+// sequences shorter than a tile, several in one block, two packed rows, a
+// padded tail, and (forward order only: minutes on the emulator) the 7B
+// shape packed as 700 + 836. Threads forward, in reverse and shuffled.
+func TestEmulatedPackedAttentionTC(t *testing.T) {
+	cases := []struct {
+		Hq, Hkv, D int
+		rows       [][]int
+		pad        int
+		heavy      bool
+	}{
+		{Hq: 7, Hkv: 1, D: 128, rows: [][]int{{45, 300, 20}}},
+		{Hq: 4, Hkv: 2, D: 64, rows: [][]int{{37, 5, 70}, {1, 33, 64, 2}}, pad: 3},
+		{Hq: 1, Hkv: 1, D: 64, rows: [][]int{{30, 47, 16, 79}}},
+		{Hq: 6, Hkv: 2, D: 128, rows: [][]int{{17, 90, 1}}, pad: 5},
+		{Hq: 8, Hkv: 2, D: 64, rows: [][]int{{66, 3, 20}}},
+		{Hq: 14, Hkv: 1, D: 64, rows: [][]int{{20, 13, 4}}, pad: 2},
+		{Hq: 7, Hkv: 1, D: 128, rows: [][]int{{700, 836}}, heavy: true},
+	}
+	for i, order := range []string{"forward", "reverse", "shuffled"} {
+		t.Run(order, func(t *testing.T) {
+			be := newEmu(t, EmuOptions{Options: bf16Options, Order: i, Seed: 9})
+			h := &tb{t: t, be: be, r: rand.New(rand.NewPCG(35, uint64(i)))}
+			for ci, c := range cases {
+				if c.heavy && i > 0 {
+					continue
+				}
+				testPackedAttention(h, fmt.Sprintf("case %d", ci), c.Hq, c.Hkv, c.D, c.rows, c.pad)
+			}
+			for _, k := range []string{"attn_tc_fwd64", "attn_tc_fwd128", "attn_tc_bwd_dq64", "attn_tc_bwd_dq128",
+				"attn_tc_bwd_dkdv64", "attn_tc_bwd_dkdv128"} {
+				if be.dev.(*emuDevice).counts[k] == 0 {
+					t.Errorf("kernel %s was not launched: the cases did not reach the tensor-core attention", k)
+				}
+			}
+		})
+	}
+}
+
 // testPackedAttention runs the packed rows forward and backward, then each
 // sequence alone, and compares the two bit for bit.
 func testPackedAttention(h *tb, what string, Hq, Hkv, D int, rows [][]int, pad int) {

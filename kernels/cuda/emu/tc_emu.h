@@ -17,8 +17,16 @@ inline float bf16_bits_to_f32(unsigned h) {
   return f;
 }
 
-// mma_m16n8k16: d = a·b + c over the warp (bf16 inputs, f32 accumulation,
-// each output summed as c + Σ_{k=0..15} a·b in order).
+// mma_m16n8k16: d = a·b + c over the warp (bf16 inputs, f32 accumulation).
+// Each output is c + fl32(Σ_{k=0..15} a·b): the tile's 16 products (exact
+// in double) are summed in k order in double and rounded once to float
+// before they meet the accumulator, as a GPU's tensor core reduces a
+// k-tile's products before it adds C. So where a long sum is cut into
+// k-tiles changes its bits here as it does on the GPU (whose own rounding
+// is not modelled): a kernel that must give a sequence the same bits
+// wherever it sits (packed rows, decoding) has to cut its sums at the same
+// places, and the emulator's tests see it when it does not. (Summing c
+// first and the products one by one in float would make the cut invisible.)
 inline void mma_m16n8k16(int line, float (&d)[4], const unsigned (&a)[4], const unsigned (&b)[2],
                          const float (&c)[4]) {
   struct Lane {
@@ -46,9 +54,9 @@ inline void mma_m16n8k16(int line, float (&d)[4], const unsigned (&a)[4], const 
         int g = l >> 2, t = l & 3;
         for (int e = 0; e < 4; e++) {
           int m = g + 8 * (e >> 1), n = 2 * t + (e & 1);
-          float s = C[m][n];
-          for (int k = 0; k < 16; k++) s += A[m][k] * B[k][n];
-          L[l].c[e] = s;
+          double s = 0.0;
+          for (int k = 0; k < 16; k++) s += (double)A[m][k] * (double)B[k][n];
+          L[l].c[e] = C[m][n] + (float)s;
         }
       }
     }
