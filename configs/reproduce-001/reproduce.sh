@@ -42,13 +42,9 @@ OUT=${REPRO_OUT:-runs/reproduce-001}
 BASE=configs/demo/base-model
 CFG=configs/reproduce-001
 MAXNEW=128
-T0=$SECONDS
-lap() { printf '[reproduce-001 %5ds] %s\n' $((SECONDS - T0)) "$*" >&2; }
-
-lap "build bin/train"
-CGO_ENABLED=0 $GO build -o bin/train ./cmd/train
-rm -rf "$OUT"
-mkdir -p "$OUT"
+NAME=reproduce-001
+source configs/reproduce/common.sh
+start
 
 for seed in $DRAWS; do
 	D=$OUT/draw-$seed
@@ -111,10 +107,4 @@ for seed in $DRAWS; do
 		{ tail -n 20 "$OUT/report-after-$seed.txt" >&2; exit 1; }
 done
 
-lap "tables and claims (train report --draws --paper 001)"
-echo
-bin/train report --draws --paper 001 "$OUT" | tee "$OUT/report.txt"
-echo
-times >"$OUT/times.txt"
-cpu=$(tail -n 1 "$OUT/times.txt")
-echo "make reproduce-001: $((SECONDS - T0)) s wall, CPU ${cpu/ / user + } sys, on $(nproc) cores (load average at the end: $(cut -d' ' -f1-3 /proc/loadavg))" | tee -a "$OUT/report.txt"
+finish --draws --paper 001

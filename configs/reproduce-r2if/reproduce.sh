@@ -60,13 +60,9 @@ BASE=$OUT/base
 CFG=configs/reproduce-r2if
 MAXNEW=192
 SYNTH=(--reasoning --irrelevant 0.2 --parallel 0.1)
-T0=$SECONDS
-lap() { printf '[reproduce-r2if %5ds] %s\n' $((SECONDS - T0)) "$*" >&2; }
-
-lap "build bin/train"
-CGO_ENABLED=0 $GO build -o bin/train ./cmd/train
-rm -rf "$OUT"
-mkdir -p "$OUT"
+NAME=reproduce-r2if
+source configs/reproduce/common.sh
+start
 
 lap "warm start: train data synth --seed 100 --reasoning (train=$SFTN), SFT in reason_tool"
 mkdir -p "$OUT/warm"
@@ -77,15 +73,6 @@ bin/train sft --config $CFG/sft.yaml --set run.dir="$OUT/warm/sft" --set data.tr
 SFT=$OUT/warm/sft/checkpoints/$(cat "$OUT/warm/sft/checkpoints/latest")
 bin/train export --model "$SFT" --out "$BASE" --dtype f32 >"$OUT/warm/export.log" 2>&1 ||
 	{ tail -n 20 "$OUT/warm/export.log" >&2; exit 1; }
-
-# spawn CMD...: run CMD in the background, at most JOBS at once (a job
-# marks its own failure: see job).
-spawn() {
-	while (($(jobs -rp | wc -l) >= JOBS)); do
-		wait -n || true
-	done
-	"$@" &
-}
 
 for seed in $DRAWS; do
 	D=$OUT/draw-$seed
@@ -155,16 +142,6 @@ for seed in $DRAWS; do
 	spawn job "$seed" binary --set reward.r2if.w_cer=0 --set reward.r2if.w_smv=0
 	spawn job "$seed" sft
 done
-wait
-if compgen -G "$OUT/failed.*" >/dev/null; then
-	echo "make reproduce-r2if: failed runs (draw.run): $(cd "$OUT" && echo failed.* | sed 's/failed\.//g'); see the logs above and $OUT/draw-*/runs/*.log" >&2
-	exit 1
-fi
+wait_jobs
 
-lap "tables and claims (train report --r2if)"
-echo
-bin/train report --r2if "$OUT" | tee "$OUT/report.txt"
-echo
-times >"$OUT/times.txt"
-cpu=$(tail -n 1 "$OUT/times.txt")
-echo "make reproduce-r2if: $((SECONDS - T0)) s wall, CPU ${cpu/ / user + } sys, on $(nproc) cores (load average at the end: $(cut -d' ' -f1-3 /proc/loadavg))" | tee -a "$OUT/report.txt"
+finish --r2if

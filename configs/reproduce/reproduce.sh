@@ -39,22 +39,9 @@ STEPS=${REPRO_STEPS:-}
 OUT=runs/reproduce
 BASE=configs/demo/base-model
 MAXNEW=128
-T0=$SECONDS
-lap() { printf '[reproduce %5ds] %s\n' $((SECONDS - T0)) "$*" >&2; }
-
-lap "build bin/train"
-CGO_ENABLED=0 $GO build -o bin/train ./cmd/train
-rm -rf "$OUT"
-mkdir -p "$OUT"
-
-# spawn CMD...: run CMD in the background, at most JOBS at once (a job
-# marks its own failure: see job).
-spawn() {
-	while (($(jobs -rp | wc -l) >= JOBS)); do
-		wait -n || true
-	done
-	"$@" &
-}
+NAME=reproduce
+source configs/reproduce/common.sh
+start
 
 for seed in $DRAWS; do
 	D=$OUT/draw-$seed
@@ -166,16 +153,6 @@ for seed in $DRAWS; do
 		spawn job "$seed" "$unit"
 	done
 done
-wait
-if compgen -G "$OUT/failed.*" >/dev/null; then
-	echo "make reproduce: failed units (draw.unit): $(cd "$OUT" && echo failed.* | sed 's/failed\.//g'); see the logs above and $OUT/draw-*/runs/*.log" >&2
-	exit 1
-fi
+wait_jobs
 
-lap "tables and claims (train report --draws)"
-echo
-bin/train report --draws "$OUT" | tee "$OUT/report.txt"
-echo
-times >"$OUT/times.txt"
-cpu=$(tail -n 1 "$OUT/times.txt")
-echo "make reproduce: $((SECONDS - T0)) s wall, CPU ${cpu/ / user + } sys, on $(nproc) cores (load average at the end: $(cut -d' ' -f1-3 /proc/loadavg))" | tee -a "$OUT/report.txt"
+finish --draws
