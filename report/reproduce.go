@@ -120,6 +120,35 @@ func (d *Draws) values(c cell) ([]float64, error) {
 
 var unseen = []string{"it", "nl", "fr"}
 
+// ran reports whether a table row's stages were run: false when no draw
+// has an evaluation of any of its stages (an arm the protocol leaves out,
+// such as make reproduce's SFT→PPO without REPRO_SFT_PPO=1). A row run on
+// some draws and not on others is run, and its missing files are errors.
+func (d *Draws) ran(r tableRow) bool {
+	for _, c := range r.cells {
+		for _, reps := range d.reps {
+			for k := range reps {
+				if k.Stage == c.stage {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+func paperList(v []float64) string {
+	var s []string
+	for _, x := range v {
+		if math.IsNaN(x) {
+			s = append(s, "—")
+		} else {
+			s = append(s, strconv.FormatFloat(x, 'f', 1, 64))
+		}
+	}
+	return strings.Join(s, " ")
+}
+
 // MeanSD is the mean and the sample standard deviation (0 for one value).
 func MeanSD(v []float64) (mean, sd float64) {
 	for _, x := range v {
@@ -154,6 +183,10 @@ func (d *Draws) writeTables(w io.Writer, tables []paperTable, paper string) erro
 		fmt.Fprintln(w, head)
 		for _, r := range t.rows {
 			line := fmt.Sprintf("%-14s", r.label)
+			if !d.ran(r) {
+				fmt.Fprintf(w, "%s not run in this protocol (no draw has its evaluations) [paper: %s]\n", line, paperList(r.paper))
+				continue
+			}
 			for i, c := range r.cells {
 				v, err := d.values(c)
 				if err != nil {

@@ -45,13 +45,17 @@ func (d *Draws) writePlots(dir string, tables []paperTable) ([]string, error) {
 		p.Legend.Left = false
 		w := vg.Points(60) / vg.Length(max(1, len(cols)))
 		var labels []string
+		var rows []tableRow // the rows run (a row left out of the protocol has no bar)
 		for _, r := range t.rows {
-			labels = append(labels, r.label)
+			if d.ran(r) {
+				rows = append(rows, r)
+				labels = append(labels, r.label)
+			}
 		}
 		for k, ci := range cols {
-			means, errs := make(plotter.Values, len(t.rows)), make(plotter.YErrors, len(t.rows))
-			paper := make([]float64, len(t.rows))
-			for j, r := range t.rows {
+			means, errs := make(plotter.Values, len(rows)), make(plotter.YErrors, len(rows))
+			paper := make([]float64, len(rows))
+			for j, r := range rows {
 				v, err := d.values(r.cells[ci])
 				if err != nil {
 					return out, err
@@ -78,7 +82,7 @@ func (d *Draws) writePlots(dir string, tables []paperTable) ([]string, error) {
 			name = "table" + strings.ReplaceAll(strings.Fields(n)[0], "§", "sec") + ".png"
 		}
 		path := filepath.Join(dir, name)
-		if err := p.Save(vg.Length(max(4, len(t.rows)))*1.6*vg.Inch, 4*vg.Inch, path); err != nil {
+		if err := p.Save(vg.Length(max(4, len(rows)))*1.6*vg.Inch, 4*vg.Inch, path); err != nil {
 			return out, fmt.Errorf("report: %w", err)
 		}
 		out = append(out, path)

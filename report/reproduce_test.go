@@ -121,6 +121,35 @@ func TestReproduceClaims(t *testing.T) {
 	if err != nil || len(files) != len(paperTables) {
 		t.Fatalf("plots %v: %v", files, err)
 	}
+	// An arm the protocol leaves out (SFT→PPO: no draw has it) prints as
+	// not run, with the paper's numbers, and has no bar; the claims do not
+	// need it.
+	for _, reps := range d.reps {
+		for k := range reps {
+			if k.Stage == "sft-ppo" || k.Stage == "sft-ppo-best" {
+				delete(reps, k)
+			}
+		}
+	}
+	b.Reset()
+	if err := d.WriteTables(&b); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "SFT+PPO        not run in this protocol (no draw has its evaluations) [paper: 100.0 93.2 93.2 73.6 49.8 100.0 95.4 95.4 68.1 41.6]") ||
+		!strings.Contains(b.String(), "62.0 ±  1.0 [ 63.8]") {
+		t.Errorf("tables without SFT→PPO:\n%s", b.String())
+	}
+	if files, err := d.WritePlots(t.TempDir()); err != nil || len(files) != len(paperTables) {
+		t.Fatalf("plots without SFT→PPO %v: %v", files, err)
+	}
+	if _, err := d.Claims(); err != nil {
+		t.Errorf("claims without SFT→PPO: %v", err)
+	}
+	// A stage run on some draws only is not left out: its missing files are errors.
+	delete(d.reps[2], Key{"ppo", "learn", "es"})
+	if err := d.WriteTables(&b); err == nil || !strings.Contains(err.Error(), filepath.Join("draw-3", "evals", "ppo", "learn.es.json")) {
+		t.Errorf("a stage missing on one draw: %v", err)
+	}
 	// A missing evaluation names the file.
 	delete(d.reps[1], Key{"ppo-b3-best", "learn", "es"})
 	if _, err := d.Claims(); err == nil || !strings.Contains(err.Error(), filepath.Join("draw-2", "evals", "ppo-b3-best", "learn.es.json")) {
