@@ -71,7 +71,7 @@ demo:
 # Paper 000's experiments on three benchmark draws (README.md, "make
 # reproduce"): Tables 2-8 and a Table 3 analogue as mean ± sd beside the
 # paper's numbers, the claims checked strictly, runs/reproduce/claims.json
-# and bar charts. About 48 minutes on 2 cores (README: "The protocol now").
+# and bar charts. 45 minutes on 2 cores (README: "The protocol now").
 reproduce:
 	GO=$(GO) configs/reproduce/reproduce.sh
 

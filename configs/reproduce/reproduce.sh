@@ -98,12 +98,13 @@ evaluate() {
 evaluate_best() {
 	local stage=$1 run=$2
 	shift 2
-	local last f todo=()
+	local last f same=0 todo=()
 	last=$(final "$run")
+	cmp -s "$run/best/adapter_model.safetensors" "$last/adapter_model.safetensors" &&
+		cmp -s "$run/best/adapter_config.json" "$last/adapter_config.json" && same=1
 	mkdir -p "$EVALS/$stage-best"
 	for f in "$@"; do
-		if [[ -f $EVALS/$stage/$f.json ]] && cmp -s "$run/best/adapter_model.safetensors" "$last/adapter_model.safetensors" &&
-			cmp -s "$run/best/adapter_config.json" "$last/adapter_config.json"; then
+		if [[ $same == 1 && -f $EVALS/$stage/$f.json ]]; then
 			cp "$EVALS/$stage/$f.json" "$EVALS/$stage-best/$f.json"
 			echo "$stage-best $f: best/ is the final checkpoint $last; its evaluation reused" >>"$D/eval.log"
 		else
